@@ -1,0 +1,36 @@
+# Spillway: the commands a newcomer needs. See README.md.
+JOBS ?= $(shell nproc)
+SCENARIO ?= scenarios/seed-burst.yaml
+
+.PHONY: deps build test test-asan demo bench format format-check clean
+
+deps:
+	./scripts/deps.sh
+
+build: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+
+test: build
+	ctest --preset release -j $(JOBS)
+
+# The sanitizer job CI runs after the plain one (a separate build tree: build-asan/).
+test-asan: deps
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan -j $(JOBS)
+	ctest --preset asan -j $(JOBS) -LE slow
+
+demo: build
+	./scripts/demo.sh
+
+bench: build
+	./build/spillway_bench
+
+format:
+	clang-format -i $$(git ls-files '*.h' '*.cc')
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
+
+clean:
+	rm -rf build build-asan

@@ -1,0 +1,17 @@
+#pragma once
+// Subcommands of the `spillway` binary. Each registers its options on the CLI11 app and
+// returns the callback's exit code through `*exit_code`.
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace spillway::app {
+
+/// Registers `spillway sim`.
+void AddSimCommand(CLI::App& app, int* exit_code);
+
+/// Directory of shipped profiles: $SPILLWAY_PROFILE_DIR, else profiles/ beside the build
+/// directory, else the source tree's profiles/.
+std::string DefaultProfileDir();
+
+}  // namespace spillway::app

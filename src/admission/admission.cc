@@ -1,0 +1,177 @@
+#include "admission/admission.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace spillway {
+
+bool ParseAdmissionPolicy(std::string_view name, AdmissionPolicy* out) {
+  if (name == "unbounded") {
+    *out = AdmissionPolicy::kUnbounded;
+  } else if (name == "tail-drop") {
+    *out = AdmissionPolicy::kTailDrop;
+  } else if (name == "predictive") {
+    *out = AdmissionPolicy::kPredictive;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string_view ToString(AdmissionPolicy policy) {
+  switch (policy) {
+    case AdmissionPolicy::kUnbounded:
+      return "unbounded";
+    case AdmissionPolicy::kTailDrop:
+      return "tail-drop";
+    case AdmissionPolicy::kPredictive:
+      return "predictive";
+  }
+  return "unknown";
+}
+
+std::string_view ToString(OverloadReason reason) {
+  switch (reason) {
+    case OverloadReason::kNone:
+      return "none";
+    case OverloadReason::kRateLimited:
+      return "rate_limited";
+    case OverloadReason::kQueueDelayExceeded:
+      return "queue_delay_exceeded";
+    case OverloadReason::kKvSaturation:
+      return "kv_saturation";
+    case OverloadReason::kQueueDelayAndKvSaturation:
+      return "queue_delay_and_kv_saturation";
+    case OverloadReason::kQueueFull:
+      return "queue_full";
+    case OverloadReason::kQueuedTokensFull:
+      return "queued_tokens_full";
+    case OverloadReason::kDraining:
+      return "draining";
+    case OverloadReason::kQueueDeadlineExceeded:
+      return "queue_deadline_exceeded";
+  }
+  return "unknown";
+}
+
+AdmissionController::AdmissionController(AdmissionConfig config, Seconds now)
+    : config_(std::move(config)), estimator_(config_.estimator) {
+  for (const auto& [tenant, limit] : config_.tenants) {
+    buckets_.emplace(tenant, TokenBucket(limit.rate_rps, limit.burst, now));
+  }
+}
+
+Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats) const {
+  // Requests that fit in the free batch slots start at the next step; only the rest wait
+  // for completions.
+  const std::int32_t free_slots = std::max(0, stats.max_num_seqs - stats.num_running);
+  const std::int32_t queued = std::max(0, stats.num_waiting - free_slots);
+  if (stats.num_waiting == 0) {
+    return 0;
+  }
+  Seconds w = 0;
+  bool known = queued == 0;
+  if (estimator_.service_rate_rps() > 0) {
+    w = queued / estimator_.service_rate_rps();
+    known = true;
+  }
+  if (estimator_.prefill_tokens_per_s() > 0) {
+    w = std::max(
+        w, static_cast<double>(stats.prefill_backlog_tokens) / estimator_.prefill_tokens_per_s());
+    known = true;
+  }
+  return known ? w : kNever;
+}
+
+Seconds AdmissionController::PrefillEstimate(std::int32_t prompt_tokens) const {
+  const double tps = estimator_.prefill_tokens_per_s();
+  const Seconds chunked = tps > 0 ? prompt_tokens / tps : 0.0;
+  return std::max(estimator_.step_time_s(), chunked);
+}
+
+AdmissionDecision AdmissionController::Reject(int status, OverloadReason reason,
+                                              Seconds retry_after_s,
+                                              const AdmissionDecision& base) const {
+  AdmissionDecision d = base;
+  d.verdict = Verdict::kReject;
+  d.http_status = status;
+  d.reason = reason;
+  // Whole seconds, at least 1 (RFC 9110 §10.2.3 delay-seconds); capped at an hour.
+  d.retry_after_s = std::clamp(std::ceil(retry_after_s), 1.0, 3600.0);
+  d.deadline_s = kNever;
+  return d;
+}
+
+AdmissionDecision AdmissionController::DecideRateLimit(const AdmissionRequest& request,
+                                                       Seconds now) {
+  AdmissionDecision d;
+  d.max_output_tokens = request.max_output_tokens;
+  if (!buckets_.empty()) {
+    if (auto it = buckets_.find(request.tenant); it != buckets_.end()) {
+      if (!it->second.TryTake(now)) {
+        return Reject(429, OverloadReason::kRateLimited, it->second.TimeUntilAvailable(now), d);
+      }
+    }
+  }
+  return d;
+}
+
+AdmissionDecision AdmissionController::Decide(const AdmissionRequest& request,
+                                              const EngineStats& stats, Seconds now) {
+  if (draining_) {
+    return DecidePolicy(request, stats, now);  // 503 draining before spending a token
+  }
+  const AdmissionDecision limited = DecideRateLimit(request, now);
+  if (!limited.admitted()) {
+    return limited;
+  }
+  return DecidePolicy(request, stats, now);
+}
+
+AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& request,
+                                                    const EngineStats& stats, Seconds now) const {
+  AdmissionDecision d;
+  d.max_output_tokens = request.max_output_tokens;
+  const bool predictive = config_.policy == AdmissionPolicy::kPredictive;
+  d.queue_delay_est_s = QueueDelayEstimate(stats);
+  d.prefill_est_s = PrefillEstimate(request.prompt_tokens);
+  const Seconds retry_s = std::isfinite(d.queue_delay_est_s) ? d.queue_delay_est_s : 1.0;
+
+  if (draining_) {
+    return Reject(503, OverloadReason::kDraining, retry_s, d);
+  }
+  if (config_.policy != AdmissionPolicy::kUnbounded) {
+    if (config_.max_num_queued_reqs > 0 && stats.num_waiting >= config_.max_num_queued_reqs) {
+      return Reject(503, OverloadReason::kQueueFull, retry_s, d);
+    }
+    if (config_.max_num_queued_tokens > 0 &&
+        stats.waiting_prompt_tokens + request.prompt_tokens > config_.max_num_queued_tokens) {
+      return Reject(503, OverloadReason::kQueuedTokensFull, retry_s, d);
+    }
+  }
+  if (predictive) {
+    const bool late = d.queue_delay_est_s + d.prefill_est_s > config_.ttft_slo_s;
+    const bool kv_full = stats.kv_usage > config_.kv_headroom;
+    if (late && kv_full) {
+      return Reject(429, OverloadReason::kQueueDelayAndKvSaturation, retry_s, d);
+    }
+    if (late) {
+      return Reject(429, OverloadReason::kQueueDelayExceeded, retry_s, d);
+    }
+    if (kv_full) {
+      return Reject(429, OverloadReason::kKvSaturation, retry_s, d);
+    }
+  }
+  if (predictive || config_.queue_deadline) {
+    d.deadline_s = now + std::max(0.0, config_.ttft_slo_s - d.prefill_est_s);
+  }
+  if (config_.degrade_max_tokens > 0 && request.max_output_tokens > config_.degrade_max_tokens &&
+      (d.queue_delay_est_s > config_.degrade_queue_delay_fraction * config_.ttft_slo_s ||
+       stats.kv_usage > config_.degrade_kv_usage)) {
+    d.verdict = Verdict::kDegrade;
+    d.max_output_tokens = config_.degrade_max_tokens;
+  }
+  return d;
+}
+
+}  // namespace spillway

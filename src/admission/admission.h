@@ -1,0 +1,148 @@
+#pragma once
+// Admission control: one pure decision per arriving request, before any engine work.
+//
+//   Decide(request, engine stats, now) -> Admit | Degrade(clamped max_tokens) | Reject(status,
+//   reason, retry_after_s)
+//
+// Order of checks: draining (503) -> the tenant's token bucket (429 rate_limited) -> hard
+// queue limits (503 queue_full / queued_tokens_full) -> the policy:
+//   unbounded   admits everything (the naive FIFO baseline that collapses under overload);
+//   tail-drop   only the hard limits above (vLLM's max_num_queued_reqs / _tokens, 503);
+//   predictive  W_est = max(Q / mu_hat, prefill backlog / prefill throughput) from the
+//               *measured* ServiceEstimator; rejects with 429 queue_delay_exceeded when
+//               W_est + t_prefill_est > TTFT SLO, 429 kv_saturation when KV usage exceeds the
+//               headroom threshold, queue_delay_and_kv_saturation for both
+//               (overload-and-failure-handling.txt §2, §5.2). Retry-After = ceil(W_est), >= 1 s.
+// Then degradation: above a load threshold, max_tokens is clamped (§3.3: 256 -> 64).
+// Under predictive (or when queue_deadline is set) an admitted request gets a queue-ingress
+// deadline now + (TTFT SLO - t_prefill_est) (§3.2), dropped at the queue head after it.
+//
+// Not thread-safe; no clock (now is passed in), no I/O.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "admission/service_estimator.h"
+#include "admission/token_bucket.h"
+#include "sched/scheduler.h"
+
+namespace spillway {
+
+enum class AdmissionPolicy : std::uint8_t { kUnbounded, kTailDrop, kPredictive };
+
+/// Parses "unbounded", "tail-drop", "predictive"; returns false for anything else.
+bool ParseAdmissionPolicy(std::string_view name, AdmissionPolicy* out);
+std::string_view ToString(AdmissionPolicy policy);
+
+/// Stable tokens for X-Overload-Reason and metric labels.
+enum class OverloadReason : std::uint8_t {
+  kNone,
+  kRateLimited,
+  kQueueDelayExceeded,
+  kKvSaturation,
+  kQueueDelayAndKvSaturation,
+  kQueueFull,
+  kQueuedTokensFull,
+  kDraining,
+  kQueueDeadlineExceeded,  ///< admitted, then dropped at the queue head (decided by the engine)
+};
+std::string_view ToString(OverloadReason reason);
+
+struct TenantLimit {
+  double rate_rps = 0;  ///< token refill rate, requests/s
+  double burst = 1;     ///< bucket capacity, requests
+};
+
+struct AdmissionConfig {
+  AdmissionPolicy policy = AdmissionPolicy::kPredictive;
+  Seconds ttft_slo_s = 1.0;
+  double kv_headroom = 0.85;  ///< reject new prefills above this KV usage (predictive)
+  /// Hard limits (tail-drop; also enforced under predictive). 0 = no limit.
+  std::int32_t max_num_queued_reqs = 0;
+  std::int64_t max_num_queued_tokens = 0;
+  /// Queue-ingress deadlines for admitted requests: always under predictive; optional else.
+  bool queue_deadline = false;
+  /// Degradation: clamp max_tokens to degrade_max_tokens when W_est exceeds
+  /// degrade_queue_delay_fraction x TTFT SLO or KV usage exceeds degrade_kv_usage. Off when
+  /// degrade_max_tokens is 0.
+  std::int32_t degrade_max_tokens = 0;
+  double degrade_queue_delay_fraction = 0.5;
+  double degrade_kv_usage = 0.75;
+  /// Per-tenant token buckets; tenants not listed are not rate-limited.
+  std::map<std::string, TenantLimit, std::less<>> tenants;
+  ServiceEstimatorConfig estimator;
+};
+
+/// What the driver asks about.
+struct AdmissionRequest {
+  std::string_view tenant;
+  std::int32_t prompt_tokens = 0;
+  std::int32_t max_output_tokens = 0;
+};
+
+enum class Verdict : std::uint8_t { kAdmit, kDegrade, kReject };
+
+struct AdmissionDecision {
+  Verdict verdict = Verdict::kAdmit;
+  int http_status = 200;  ///< 200 when admitted, else 429 or 503
+  OverloadReason reason = OverloadReason::kNone;
+  Seconds retry_after_s = 0;           ///< whole seconds >= 1 on a rejection
+  std::int32_t max_output_tokens = 0;  ///< possibly clamped (kDegrade)
+  Seconds deadline_s = kNever;         ///< queue-ingress deadline for an admitted request
+  Seconds queue_delay_est_s = 0;       ///< W_est at decision time
+  Seconds prefill_est_s = 0;           ///< t_prefill_est for this request
+  bool admitted() const { return verdict != Verdict::kReject; }
+};
+
+class AdmissionController {
+ public:
+  /// `now` starts the tenants' token buckets.
+  AdmissionController(AdmissionConfig config, Seconds now);
+
+  /// The full decision: draining, the tenant's token bucket, then the policy.
+  AdmissionDecision Decide(const AdmissionRequest& request, const EngineStats& stats, Seconds now);
+
+  /// The tenant's token bucket alone: 429 rate_limited, or admitted. Lets a driver with
+  /// several engines keep one set of buckets in front of per-engine policies.
+  AdmissionDecision DecideRateLimit(const AdmissionRequest& request, Seconds now);
+
+  /// Everything but the token buckets.
+  AdmissionDecision DecidePolicy(const AdmissionRequest& request, const EngineStats& stats,
+                                 Seconds now) const;
+
+  /// Feeds the service-rate estimator with one finished engine step.
+  void OnStep(const StepSample& sample) { estimator_.OnStep(sample); }
+
+  /// While draining every request is refused with 503 draining.
+  void SetDraining(bool draining) { draining_ = draining; }
+
+  /// W_est for the current state, seconds: max(Q / mu_hat, prefill backlog / prefill
+  /// throughput), where Q counts the waiting requests beyond the batch's free slots (those
+  /// start at the next step). 0 when nothing waits; +inf when requests wait for completions
+  /// and neither rate is known yet.
+  Seconds QueueDelayEstimate(const EngineStats& stats) const;
+  /// t_prefill_est for a prompt: max(one step, prompt / prefill throughput), seconds.
+  Seconds PrefillEstimate(std::int32_t prompt_tokens) const;
+
+  const AdmissionConfig& config() const { return config_; }
+  const ServiceEstimator& estimator() const { return estimator_; }
+
+ private:
+  AdmissionDecision Reject(int status, OverloadReason reason, Seconds retry_after_s,
+                           const AdmissionDecision& base) const;
+
+  AdmissionConfig config_;
+  ServiceEstimator estimator_;
+  struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, TokenBucket, StringHash, std::equal_to<>> buckets_;
+  bool draining_ = false;
+};
+
+}  // namespace spillway

@@ -1,0 +1,79 @@
+#pragma once
+// Measures the engine's own service rate and prefill throughput from its completed steps, for
+// predictive admission (W_est = Q / mu_hat; t_prefill = prompt / prefill throughput).
+//
+// Algorithm: steps are aggregated into windows of `window_s` seconds of engine time. When a
+// window closes:
+//   - service rate sample = completions in the window / window length. If the engine was
+//     saturated (requests waiting, or the batch full) for at least half of the window's busy
+//     time, the sample measures capacity: mu_hat <- alpha * sample + (1 - alpha) * mu_hat. An
+//     unsaturated window only bounds capacity from below, so it may raise mu_hat but never
+//     lower it: mu_hat <- max(mu_hat, alpha * sample + (1 - alpha) * mu_hat).
+//   - prefill throughput sample = prefill tokens / seconds of the steps that also decoded
+//     (chunked prefill beside running decodes is what a newly admitted request gets, and is far
+//     slower than a prefill alone); same EWMA, updated when such steps ran.
+//   - step time: EWMA over windows of the mean step duration.
+// alpha = 1 - exp(-window_s / time_constant_s): an exponentially weighted moving average with
+// the given time constant (default 5 s: reacts within a few seconds, ignores one odd window).
+// Until a first measurement the priors given at construction are used (0 = unknown).
+
+#include <cstdint>
+
+#include "core/types.h"
+
+namespace spillway {
+
+struct ServiceEstimatorConfig {
+  Seconds window_s = 1.0;
+  Seconds time_constant_s = 5.0;
+  double service_rate_prior_rps = 0;      ///< 0 = unknown until measured
+  double prefill_tokens_per_s_prior = 0;  ///< 0 = unknown until measured
+  Seconds step_time_prior_s = 0;
+};
+
+/// One finished engine step, as the driver saw it.
+struct StepSample {
+  Seconds end_s = 0;  ///< when the step finished
+  Seconds duration_s = 0;
+  std::int32_t prefill_tokens = 0;
+  std::int32_t decode_tokens = 0;
+  std::int32_t completions = 0;  ///< requests that finished (stop/length) at this step
+  bool saturated = false;        ///< waiting queue non-empty or batch full when planned
+};
+
+class ServiceEstimator {
+ public:
+  explicit ServiceEstimator(ServiceEstimatorConfig config = {});
+
+  void OnStep(const StepSample& sample);
+
+  /// Measured sustainable completion rate mu_hat, requests/s (0 = not yet known).
+  double service_rate_rps() const { return mu_rps_; }
+  /// Prefill tokens/s achieved beside running decodes (0 = not yet known).
+  double prefill_tokens_per_s() const { return prefill_tps_; }
+  /// Mean engine step duration, seconds (0 = not yet known).
+  Seconds step_time_s() const { return step_s_; }
+
+ private:
+  void CloseWindow(Seconds end_s);
+
+  ServiceEstimatorConfig config_;
+  double alpha_;
+  double mu_rps_;
+  double prefill_tps_;
+  Seconds step_s_;
+  bool mu_measured_ = false;
+  bool prefill_measured_ = false;
+  bool step_measured_ = false;
+
+  // The open window.
+  Seconds window_start_s_ = -1;
+  std::int64_t completions_ = 0;
+  Seconds busy_s_ = 0;
+  Seconds saturated_s_ = 0;
+  std::int64_t steps_ = 0;
+  std::int64_t mixed_prefill_tokens_ = 0;
+  Seconds mixed_s_ = 0;
+};
+
+}  // namespace spillway

@@ -1,0 +1,172 @@
+#include "config/yaml_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace spillway::config {
+namespace {
+
+std::string Describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) {
+    return "nothing";
+  }
+  if (node.IsScalar()) {
+    return "'" + node.Scalar() + "'";
+  }
+  return node.IsMap() ? "a map" : "a list";
+}
+
+}  // namespace
+
+Field Field::LoadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw ConfigError(path + ": cannot open file");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return LoadString(text.str(), path);
+}
+
+Field Field::LoadString(const std::string& text, const std::string& origin) {
+  try {
+    return Field(YAML::Load(text), origin, "");
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(origin + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+  }
+}
+
+Field::Field(YAML::Node node, std::string file, std::string path)
+    : node_(node.IsDefined() ? std::move(node) : YAML::Node(YAML::NodeType::Undefined)),
+      file_(std::move(file)),
+      path_(std::move(path)) {}
+// (A missing map key yields an invalid "zombie" node whose type queries throw; a valid
+// Undefined node answers IsMap() etc. with false, so absent fields chain safely.)
+
+Field Field::operator[](const std::string& key) const {
+  const std::string child_path = path_.empty() ? key : path_ + "." + key;
+  if (!node_.IsMap()) {
+    return Field(YAML::Node(YAML::NodeType::Undefined), file_, child_path);
+  }
+  return Field(node_[key], file_, child_path);
+}
+
+std::vector<Field> Field::Items() const {
+  if (!node_.IsSequence()) {
+    Fail("must be a list");
+  }
+  std::vector<Field> items;
+  for (std::size_t i = 0; i < node_.size(); ++i) {
+    items.emplace_back(node_[i], file_, path_ + "[" + std::to_string(i) + "]");
+  }
+  return items;
+}
+
+std::vector<std::string> Field::Keys() const {
+  if (!node_.IsMap()) {
+    Fail("must be a map");
+  }
+  std::vector<std::string> keys;
+  for (const auto& kv : node_) {
+    keys.push_back(kv.first.as<std::string>());
+  }
+  return keys;
+}
+
+void Field::RequireKnownKeys(const std::vector<std::string>& allowed) const {
+  if (!present()) {
+    return;
+  }
+  for (const auto& key : Keys()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) {
+        list += (list.empty() ? "" : ", ") + a;
+      }
+      (*this)[key].Fail("unknown field (known: " + list + ")");
+    }
+  }
+}
+
+double Field::AsDouble() const {
+  if (!node_.IsScalar()) {
+    Fail("must be a number");
+  }
+  const std::string& s = node_.Scalar();
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(s, &used);
+  } catch (const std::exception&) {
+    Fail("must be a number");
+  }
+  if (used != s.size() || !std::isfinite(value)) {
+    Fail("must be a finite number");
+  }
+  return value;
+}
+
+std::int64_t Field::AsInt() const {
+  const double value = AsDouble();
+  if (value != std::floor(value) || std::fabs(value) > 9.0e15) {
+    Fail("must be an integer");
+  }
+  return static_cast<std::int64_t>(value);
+}
+
+bool Field::AsBool() const {
+  if (node_.IsScalar()) {
+    const std::string& s = node_.Scalar();
+    if (s == "true" || s == "yes" || s == "on") {
+      return true;
+    }
+    if (s == "false" || s == "no" || s == "off") {
+      return false;
+    }
+  }
+  Fail("must be true or false");
+}
+
+std::string Field::AsString() const {
+  if (!node_.IsScalar()) {
+    Fail("must be a string");
+  }
+  return node_.Scalar();
+}
+
+void Field::Fail(const std::string& message) const {
+  std::string where = file_;
+  const YAML::Mark mark = node_.IsDefined() ? node_.Mark() : YAML::Mark::null_mark();
+  if (mark.line >= 0) {
+    where += ":" + std::to_string(mark.line + 1);
+  }
+  throw ConfigError(where + ": " + (path_.empty() ? "(top level)" : path_) + ": " + message +
+                    ", got " + Describe(node_));
+}
+
+double Positive(const Field& f, double value) {
+  if (!(value > 0)) {
+    f.Fail("must be > 0");
+  }
+  return value;
+}
+
+double NonNegative(const Field& f, double value) {
+  if (!(value >= 0)) {
+    f.Fail("must be >= 0");
+  }
+  return value;
+}
+
+double InRange(const Field& f, double value, double lo_exclusive, double hi_inclusive) {
+  if (!(value > lo_exclusive && value <= hi_inclusive)) {
+    std::ostringstream msg;
+    msg << "must be in (" << lo_exclusive << ", " << hi_inclusive << "]";
+    f.Fail(msg.str());
+  }
+  return value;
+}
+
+}  // namespace spillway::config

@@ -1,0 +1,84 @@
+#include "executor/profile.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "config/yaml_reader.h"
+
+namespace spillway {
+
+std::int32_t Profile::num_gpu_blocks() const {
+  const double kv_bytes =
+      hbm_capacity_bytes * gpu_memory_utilization - weight_bytes() - activation_reserve_bytes;
+  const double blocks = std::floor(kv_bytes / (kv_bytes_per_token() * block_size));
+  return blocks > 0 ? static_cast<std::int32_t>(blocks) : 0;
+}
+
+Profile LoadProfile(const std::string& path) {
+  using config::Field;
+  const Field root = Field::LoadFile(path);
+  root.RequireKnownKeys({"name", "description", "hardware", "model", "efficiency", "memory"});
+  Profile p;
+  p.name = root["name"].AsString();
+  p.description = root["description"].String("");
+
+  const Field hw = root["hardware"];
+  hw.RequireKnownKeys({"gpu", "peak_flops", "hbm_bandwidth_bytes_per_s", "hbm_capacity_bytes"});
+  p.gpu = hw["gpu"].String("");
+  p.peak_flops = config::Positive(hw["peak_flops"], hw["peak_flops"].AsDouble());
+  p.hbm_bandwidth_bytes_per_s =
+      config::Positive(hw["hbm_bandwidth_bytes_per_s"], hw["hbm_bandwidth_bytes_per_s"].AsDouble());
+  p.hbm_capacity_bytes =
+      config::Positive(hw["hbm_capacity_bytes"], hw["hbm_capacity_bytes"].AsDouble());
+
+  const Field m = root["model"];
+  m.RequireKnownKeys({"name", "num_params", "num_layers", "hidden_size", "num_kv_heads", "head_dim",
+                      "dtype_bytes", "max_model_len"});
+  p.model = m["name"].String("");
+  p.num_params = config::Positive(m["num_params"], m["num_params"].AsDouble());
+  auto positive_int = [](const Field& f) {
+    return static_cast<std::int32_t>(config::Positive(f, static_cast<double>(f.AsInt())));
+  };
+  p.num_layers = positive_int(m["num_layers"]);
+  p.hidden_size = positive_int(m["hidden_size"]);
+  p.num_kv_heads = positive_int(m["num_kv_heads"]);
+  p.head_dim = positive_int(m["head_dim"]);
+  p.dtype_bytes = m["dtype_bytes"].present() ? positive_int(m["dtype_bytes"]) : 2;
+  p.max_model_len = positive_int(m["max_model_len"]);
+
+  const Field e = root["efficiency"];
+  e.RequireKnownKeys({"mfu", "mbu", "step_overhead_s", "per_seq_overhead_s"});
+  p.mfu = config::InRange(e["mfu"], e["mfu"].Double(p.mfu), 0, 1);
+  p.mbu = config::InRange(e["mbu"], e["mbu"].Double(p.mbu), 0, 1);
+  p.step_overhead_s = config::NonNegative(e["step_overhead_s"], e["step_overhead_s"].Double(0));
+  p.per_seq_overhead_s =
+      config::NonNegative(e["per_seq_overhead_s"], e["per_seq_overhead_s"].Double(0));
+
+  const Field mem = root["memory"];
+  mem.RequireKnownKeys({"gpu_memory_utilization", "activation_reserve_bytes", "block_size"});
+  p.gpu_memory_utilization = config::InRange(mem["gpu_memory_utilization"],
+                                             mem["gpu_memory_utilization"].Double(0.9), 0, 1);
+  p.activation_reserve_bytes = config::NonNegative(mem["activation_reserve_bytes"],
+                                                   mem["activation_reserve_bytes"].Double(0));
+  p.block_size = mem["block_size"].present() ? positive_int(mem["block_size"]) : 16;
+
+  if (p.num_gpu_blocks() < 1) {
+    root["memory"].Fail("leaves no memory for the KV cache after weights and reserve");
+  }
+  return p;
+}
+
+Profile LoadProfileByName(const std::string& name_or_path, const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml")) {
+    return LoadProfile(name_or_path);
+  }
+  const fs::path candidate = fs::path(dir) / (name_or_path + ".yaml");
+  if (!fs::exists(candidate)) {
+    throw config::ConfigError("profile '" + name_or_path + "' not found (looked for " +
+                              candidate.string() + ")");
+  }
+  return LoadProfile(candidate.string());
+}
+
+}  // namespace spillway

@@ -1,0 +1,159 @@
+#include "report/run_recorder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace spillway {
+
+RunRecorder::RunRecorder(GoodputSlo slo, std::vector<Phase> phases) : slo_(slo) {
+  for (const Phase& p : phases) {
+    PhaseSummary ps;
+    ps.start_s = p.start_s;
+    ps.end_s = p.end_s;
+    ps.offered_rate_rps = p.rate_rps;
+    s_.phases.push_back(ps);
+  }
+  phase_ttft_.resize(s_.phases.size());
+}
+
+TimeseriesPoint& RunRecorder::Point(Seconds t) {
+  const auto second = static_cast<std::size_t>(std::max(0.0, std::floor(t)));
+  while (s_.timeseries.size() <= second) {
+    TimeseriesPoint p;
+    p.t = static_cast<double>(s_.timeseries.size());
+    s_.timeseries.push_back(p);
+  }
+  return s_.timeseries[second];
+}
+
+PhaseSummary* RunRecorder::PhaseOf(Seconds sent_s) {
+  for (PhaseSummary& p : s_.phases) {
+    if (sent_s >= p.start_s && sent_s < p.end_s) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+void RunRecorder::OnOffered(Seconds t, bool first_attempt) {
+  ++s_.offered;
+  ++(first_attempt ? s_.first_attempts : s_.retries);
+  ++Point(t).offered;
+  if (PhaseSummary* p = PhaseOf(t)) {
+    ++p->offered;
+  }
+}
+
+void RunRecorder::OnAdmitted(Seconds t, Seconds sent_s, bool degraded) {
+  ++s_.admitted;
+  s_.degraded += degraded ? 1 : 0;
+  ++Point(t).admitted;
+  if (PhaseSummary* p = PhaseOf(sent_s)) {
+    ++p->admitted;
+  }
+}
+
+void RunRecorder::OnRejected(Seconds t, Seconds sent_s, int http_status, std::string_view reason) {
+  ++s_.rejected_total;
+  ++s_.rejected_by_status[std::to_string(http_status)];
+  ++s_.rejected_by_reason[std::string(reason)];
+  ++Point(t).rejected;
+  if (PhaseSummary* p = PhaseOf(sent_s)) {
+    ++p->rejected;
+  }
+}
+
+bool RunRecorder::IsGood(const RequestOutcome& o) const {
+  if (o.kind != RequestOutcome::Kind::kCompleted || o.first_token_s == kNever) {
+    return false;
+  }
+  const double ttft = o.first_token_s - o.sent_s;
+  const double e2e = o.finished_s - o.sent_s;
+  if (slo_.ttft_s && ttft > *slo_.ttft_s) {
+    return false;
+  }
+  if (slo_.e2e_s && e2e > *slo_.e2e_s) {
+    return false;
+  }
+  if (slo_.tpot_s && o.output_tokens > 1 && (e2e - ttft) / (o.output_tokens - 1) > *slo_.tpot_s) {
+    return false;
+  }
+  return true;
+}
+
+void RunRecorder::OnRequestDone(const RequestOutcome& o) {
+  PhaseSummary* phase = PhaseOf(o.sent_s);
+  if (o.first_token_s != kNever) {
+    ttft_.push_back(o.first_token_s - o.sent_s);
+    if (phase != nullptr) {
+      phase_ttft_[static_cast<std::size_t>(phase - s_.phases.data())].push_back(ttft_.back());
+    }
+  }
+  switch (o.kind) {
+    case RequestOutcome::Kind::kAbandoned:
+      ++s_.abandoned_after_admission;
+      return;
+    case RequestOutcome::Kind::kFailed:
+      ++s_.failed;
+      return;
+    case RequestOutcome::Kind::kCompleted:
+      break;
+  }
+  ++s_.completed;
+  TimeseriesPoint& point = Point(o.finished_s);
+  ++point.completed;
+  const double e2e = o.finished_s - o.sent_s;
+  e2e_.push_back(e2e);
+  if (o.output_tokens > 1 && o.first_token_s != kNever) {
+    tpot_.push_back((e2e - (o.first_token_s - o.sent_s)) / (o.output_tokens - 1));
+  }
+  if (IsGood(o)) {
+    ++s_.good;
+    ++point.good;
+    if (phase != nullptr) {
+      ++phase->good;
+    }
+  }
+}
+
+void RunRecorder::OnEngineStep(Seconds busy_s, Seconds wasted_s, std::int32_t prefill_tokens) {
+  s_.engine_busy_s += busy_s;
+  s_.wasted_engine_s += wasted_s;
+  s_.prefill_tokens += prefill_tokens;
+}
+
+void RunRecorder::OnGauges(std::int64_t second, std::int32_t waiting, std::int32_t running,
+                           double kv_usage) {
+  TimeseriesPoint& p = Point(static_cast<double>(second));
+  p.waiting = waiting;
+  p.running = running;
+  p.kv_usage = kv_usage;
+  s_.max_waiting = std::max(s_.max_waiting, waiting);
+}
+
+void RunRecorder::SetEngineTotals(std::int64_t preemptions, std::int64_t recomputed_tokens) {
+  s_.preemptions = preemptions;
+  s_.recomputed_tokens = recomputed_tokens;
+}
+
+RunSummary RunRecorder::Finish(double duration_s, double makespan_s) {
+  s_.duration_s = duration_s;
+  s_.makespan_s = makespan_s;
+  s_.goodput_rps = duration_s > 0 ? s_.good / duration_s : 0;
+  s_.throughput_rps = duration_s > 0 ? s_.completed / duration_s : 0;
+  s_.slo_attainment = s_.offered > 0 ? static_cast<double>(s_.good) / s_.offered : 0;
+  s_.ttft_s = Summarize(ttft_);
+  s_.tpot_s = Summarize(tpot_);
+  s_.e2e_s = Summarize(e2e_);
+  s_.itl_s = itl_.Summary();
+  for (std::size_t i = 0; i < s_.phases.size(); ++i) {
+    PhaseSummary& p = s_.phases[i];
+    const double len = p.end_s - p.start_s;
+    p.goodput_rps = len > 0 ? p.good / len : 0;
+    p.ttft_s = Summarize(phase_ttft_[i]);
+  }
+  return s_;
+}
+
+}  // namespace spillway

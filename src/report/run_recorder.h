@@ -1,0 +1,78 @@
+#pragma once
+// RunRecorder: collects a run's events from a driver (the simulator or the load generator)
+// and builds the RunSummary. Holds one small record per finished request; inter-token gaps go
+// to a LogHistogram. Not thread-safe.
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/types.h"
+#include "report/percentiles.h"
+#include "report/run_summary.h"
+
+namespace spillway {
+
+/// Per-request SLOs; a request is good when it completes within every one given.
+struct GoodputSlo {
+  std::optional<double> ttft_s;
+  std::optional<double> tpot_s;
+  std::optional<double> e2e_s;
+};
+
+/// How an admitted request ended, from the client's side.
+struct RequestOutcome {
+  enum class Kind : std::uint8_t { kCompleted, kAbandoned, kFailed };
+  Kind kind = Kind::kCompleted;
+  Seconds sent_s = 0;
+  Seconds first_token_s = kNever;  ///< kNever when none arrived (before the client left)
+  Seconds finished_s = 0;          ///< completion, abandonment or failure time
+  std::int32_t output_tokens = 0;
+};
+
+class RunRecorder {
+ public:
+  struct Phase {
+    double start_s = 0;
+    double end_s = 0;
+    double rate_rps = 0;
+  };
+
+  RunRecorder(GoodputSlo slo, std::vector<Phase> phases);
+
+  void OnOffered(Seconds t, bool first_attempt);
+  void OnAdmitted(Seconds t, Seconds sent_s, bool degraded);
+  /// A refusal at the door, or an admitted request dropped at the queue head (sent_s tells
+  /// which phase it belongs to).
+  void OnRejected(Seconds t, Seconds sent_s, int http_status, std::string_view reason);
+  void OnInterTokenGap(Seconds gap_s) { itl_.Add(gap_s); }
+  void OnRequestDone(const RequestOutcome& outcome);
+  void OnEngineStep(Seconds busy_s, Seconds wasted_s, std::int32_t prefill_tokens);
+  /// Gauges at the end of second `second` (summed over engines; kv_usage averaged).
+  void OnGauges(std::int64_t second, std::int32_t waiting, std::int32_t running, double kv_usage);
+  /// Exact waiting depth after a change (for max_waiting).
+  void ObserveWaiting(std::int32_t waiting) { s_.max_waiting = std::max(s_.max_waiting, waiting); }
+  void SetEngineTotals(std::int64_t preemptions, std::int64_t recomputed_tokens);
+
+  /// True when `o` meets every SLO (completed outcomes only).
+  bool IsGood(const RequestOutcome& o) const;
+
+  /// Builds the summary; `duration_s` is the arrival span (rate denominator).
+  RunSummary Finish(double duration_s, double makespan_s);
+
+ private:
+  TimeseriesPoint& Point(Seconds t);
+  PhaseSummary* PhaseOf(Seconds sent_s);
+
+  GoodputSlo slo_;
+  RunSummary s_;
+  std::vector<double> ttft_;
+  std::vector<double> tpot_;
+  std::vector<double> e2e_;
+  std::vector<std::vector<double>> phase_ttft_;
+  LogHistogram itl_;
+};
+
+}  // namespace spillway

@@ -1,0 +1,93 @@
+#pragma once
+// The run summary: the same result type from `spillway sim` and `spillway bench`
+// (architecture.md, "Run summary"). Times in seconds; rates per second of the arrival span.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "report/percentiles.h"
+
+namespace spillway {
+
+/// One second of the run. Counts are events in [t, t+1); gauges are sampled at t+1.
+struct TimeseriesPoint {
+  double t = 0;
+  std::int64_t offered = 0;  ///< attempts sent, retries included
+  std::int64_t admitted = 0;
+  std::int64_t rejected = 0;   ///< refused at the door or dropped at the queue head
+  std::int64_t completed = 0;  ///< finished with the client still there
+  std::int64_t good = 0;       ///< completions that met every per-request SLO
+  std::int32_t waiting = 0;
+  std::int32_t running = 0;
+  double kv_usage = 0;
+};
+
+/// A slice of the run (one step of a `steps` arrival process), attributed by send time.
+struct PhaseSummary {
+  double start_s = 0;
+  double end_s = 0;
+  double offered_rate_rps = 0;  ///< nominal arrival rate of the phase
+  std::int64_t offered = 0;
+  std::int64_t admitted = 0;
+  std::int64_t rejected = 0;
+  std::int64_t good = 0;
+  double goodput_rps = 0;  ///< good requests sent in the phase / phase length
+  Percentiles ttft_s;      ///< of requests sent in the phase that got a first token
+};
+
+struct ObjectiveResult {
+  std::string name;  ///< e.g. "e2e_p99_s"
+  double target = 0;
+  double value = 0;
+  bool pass = false;
+};
+
+struct RunSummary {
+  std::string source;  ///< "sim" or "bench"
+  std::string scenario;
+  std::string policy;
+  std::string profile;
+  std::uint64_t seed = 0;
+  std::int32_t replicas = 1;
+  bool cancellation_propagation = true;
+
+  double duration_s = 0;  ///< arrival span: the denominator of every rate
+  double makespan_s = 0;  ///< until the last request left
+
+  std::int64_t offered = 0;         ///< attempts, retries included
+  std::int64_t first_attempts = 0;  ///< logical requests
+  std::int64_t retries = 0;
+  std::int64_t admitted = 0;
+  std::int64_t degraded = 0;  ///< admitted with max_tokens clamped
+  std::int64_t rejected_total = 0;
+  std::map<std::string, std::int64_t> rejected_by_status;  ///< "429", "503", ...
+  std::map<std::string, std::int64_t> rejected_by_reason;  ///< X-Overload-Reason tokens
+  std::int64_t completed = 0;                  ///< finished with the client still connected
+  std::int64_t good = 0;                       ///< completed and within every per-request SLO
+  std::int64_t abandoned_after_admission = 0;  ///< admitted; the client gave up first
+  std::int64_t failed = 0;                     ///< admitted; ended in an engine error
+
+  double goodput_rps = 0;     ///< good / duration_s (vLLM bench --goodput)
+  double throughput_rps = 0;  ///< completed / duration_s
+  double slo_attainment = 0;  ///< good / offered
+
+  Percentiles ttft_s;  ///< requests that got a first token
+  Percentiles tpot_s;  ///< completed, > 1 output token: (e2e - ttft) / (tokens - 1)
+  Percentiles itl_s;   ///< every gap between consecutive tokens
+  Percentiles e2e_s;   ///< completed requests
+
+  double engine_busy_s = 0;
+  double wasted_engine_s = 0;  ///< engine time on requests whose client had already gone
+  std::int32_t max_waiting = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t prefill_tokens = 0;
+  std::int64_t recomputed_tokens = 0;
+
+  std::vector<ObjectiveResult> objectives;
+  std::vector<PhaseSummary> phases;
+  std::vector<TimeseriesPoint> timeseries;
+};
+
+}  // namespace spillway

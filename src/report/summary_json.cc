@@ -1,0 +1,159 @@
+#include "report/summary_json.h"
+
+#include <boost/json.hpp>
+#include <sstream>
+
+namespace spillway {
+namespace json = boost::json;
+namespace {
+
+json::object PercentilesJson(const Percentiles& p) {
+  return {{"p50", p.p50},   {"p95", p.p95}, {"p99", p.p99},
+          {"mean", p.mean}, {"max", p.max}, {"count", p.count}};
+}
+
+json::object CountsJson(const std::map<std::string, std::int64_t>& counts) {
+  json::object o;
+  for (const auto& [k, v] : counts) {
+    o[k] = v;
+  }
+  return o;
+}
+
+json::array TimeseriesJson(const std::vector<TimeseriesPoint>& points) {
+  json::array a;
+  a.reserve(points.size());
+  for (const TimeseriesPoint& p : points) {
+    a.push_back(json::object{{"t", p.t},
+                             {"offered", p.offered},
+                             {"admitted", p.admitted},
+                             {"rejected", p.rejected},
+                             {"completed", p.completed},
+                             {"good", p.good},
+                             {"waiting", p.waiting},
+                             {"running", p.running},
+                             {"kv_usage", p.kv_usage}});
+  }
+  return a;
+}
+
+json::array PhasesJson(const std::vector<PhaseSummary>& phases) {
+  json::array a;
+  for (const PhaseSummary& p : phases) {
+    a.push_back(json::object{{"start_s", p.start_s},
+                             {"end_s", p.end_s},
+                             {"offered_rate_rps", p.offered_rate_rps},
+                             {"offered", p.offered},
+                             {"admitted", p.admitted},
+                             {"rejected", p.rejected},
+                             {"good", p.good},
+                             {"goodput_rps", p.goodput_rps},
+                             {"ttft_s", PercentilesJson(p.ttft_s)}});
+  }
+  return a;
+}
+
+json::object ToValue(const RunSummary& s) {
+  json::object o;
+  o["source"] = s.source;
+  o["scenario"] = s.scenario;
+  o["policy"] = s.policy;
+  o["profile"] = s.profile;
+  o["seed"] = s.seed;
+  o["replicas"] = s.replicas;
+  o["cancellation_propagation"] = s.cancellation_propagation;
+  o["duration_s"] = s.duration_s;
+  o["makespan_s"] = s.makespan_s;
+  o["offered"] = s.offered;
+  o["first_attempts"] = s.first_attempts;
+  o["retries"] = s.retries;
+  o["admitted"] = s.admitted;
+  o["degraded"] = s.degraded;
+  o["rejected"] = json::object{{"total", s.rejected_total},
+                               {"by_status", CountsJson(s.rejected_by_status)},
+                               {"by_reason", CountsJson(s.rejected_by_reason)}};
+  o["completed"] = s.completed;
+  o["good"] = s.good;
+  o["goodput_rps"] = s.goodput_rps;
+  o["throughput_rps"] = s.throughput_rps;
+  o["slo_attainment"] = s.slo_attainment;
+  o["abandoned_after_admission"] = s.abandoned_after_admission;
+  o["failed"] = s.failed;
+  o["ttft_s"] = PercentilesJson(s.ttft_s);
+  o["tpot_s"] = PercentilesJson(s.tpot_s);
+  o["itl_s"] = PercentilesJson(s.itl_s);
+  o["e2e_s"] = PercentilesJson(s.e2e_s);
+  o["engine_busy_s"] = s.engine_busy_s;
+  o["wasted_engine_s"] = s.wasted_engine_s;
+  o["max_waiting"] = s.max_waiting;
+  o["preemptions"] = s.preemptions;
+  o["prefill_tokens"] = s.prefill_tokens;
+  o["recomputed_tokens"] = s.recomputed_tokens;
+  json::array objectives;
+  for (const ObjectiveResult& r : s.objectives) {
+    objectives.push_back(
+        json::object{{"name", r.name}, {"target", r.target}, {"value", r.value}, {"pass", r.pass}});
+  }
+  o["objectives"] = std::move(objectives);
+  o["phases"] = PhasesJson(s.phases);
+  o["timeseries"] = TimeseriesJson(s.timeseries);
+  return o;
+}
+
+// Indented output: one key per line, except that arrays of scalars-only objects (the time
+// series) keep one element per line.
+void Pretty(std::ostringstream& out, const json::value& v, int indent) {
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  if (v.is_object() && !v.as_object().empty()) {
+    const auto& obj = v.as_object();
+    bool flat = true;
+    for (const auto& kv : obj) {
+      flat = flat && !kv.value().is_structured();
+    }
+    if (flat && indent > 2) {
+      out << json::serialize(v);
+      return;
+    }
+    out << "{\n";
+    std::size_t i = 0;
+    for (const auto& kv : obj) {
+      out << pad << "  " << json::serialize(json::string(kv.key())) << ": ";
+      Pretty(out, kv.value(), indent + 2);
+      out << (++i < obj.size() ? ",\n" : "\n");
+    }
+    out << pad << "}";
+  } else if (v.is_array() && !v.as_array().empty()) {
+    const auto& arr = v.as_array();
+    out << "[\n";
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      out << pad << "  ";
+      Pretty(out, arr[i], indent + 2);
+      out << (i + 1 < arr.size() ? ",\n" : "\n");
+    }
+    out << pad << "]";
+  } else {
+    out << json::serialize(v);
+  }
+}
+
+}  // namespace
+
+std::string SummaryToJson(const RunSummary& summary) {
+  std::ostringstream out;
+  Pretty(out, ToValue(summary), 0);
+  out << "\n";
+  return out.str();
+}
+
+std::string SummariesToJson(const std::vector<RunSummary>& summaries) {
+  json::array a;
+  for (const RunSummary& s : summaries) {
+    a.push_back(ToValue(s));
+  }
+  std::ostringstream out;
+  Pretty(out, a, 0);
+  out << "\n";
+  return out.str();
+}
+
+}  // namespace spillway

@@ -1,0 +1,17 @@
+#pragma once
+// RunSummary as JSON: the keys of architecture.md's "Run summary", shared by sim and bench.
+
+#include <string>
+
+#include "report/run_summary.h"
+
+namespace spillway {
+
+/// Indented JSON text of `summary` (keys in a fixed order; percentiles as {p50, p95, p99,
+/// mean, max, count} in seconds).
+std::string SummaryToJson(const RunSummary& summary);
+
+/// Several summaries as one JSON array.
+std::string SummariesToJson(const std::vector<RunSummary>& summaries);
+
+}  // namespace spillway

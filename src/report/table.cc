@@ -1,0 +1,77 @@
+#include "report/table.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+namespace spillway {
+namespace {
+
+using Cell = std::function<std::string(const RunSummary&)>;
+
+std::string Count(std::int64_t v) { return fmt::format("{}", v); }
+std::string Secs(double v) { return fmt::format("{:.3f}", v); }
+std::string Rate(double v) { return fmt::format("{:.2f}", v); }
+
+std::int64_t Status(const RunSummary& s, const char* status) {
+  const auto it = s.rejected_by_status.find(status);
+  return it == s.rejected_by_status.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+std::string CompareTable(const std::vector<RunSummary>& runs) {
+  std::vector<std::pair<std::string, Cell>> rows = {
+      {"offered (attempts)", [](const RunSummary& s) { return Count(s.offered); }},
+      {"admitted", [](const RunSummary& s) { return Count(s.admitted); }},
+      {"shed 429", [](const RunSummary& s) { return Count(Status(s, "429")); }},
+      {"shed 503", [](const RunSummary& s) { return Count(Status(s, "503")); }},
+      {"completed", [](const RunSummary& s) { return Count(s.completed); }},
+      {"good (within every SLO)", [](const RunSummary& s) { return Count(s.good); }},
+      {"goodput req/s (whole run)", [](const RunSummary& s) { return Rate(s.goodput_rps); }},
+  };
+  const std::size_t num_phases = runs.empty() ? 0 : runs.front().phases.size();
+  for (std::size_t i = 0; i < num_phases; ++i) {
+    const PhaseSummary& p = runs.front().phases[i];
+    const std::string label = fmt::format("goodput req/s, {:.0f}-{:.0f} s @ {:g}/s", p.start_s,
+                                          p.end_s, p.offered_rate_rps);
+    rows.emplace_back(label, [i](const RunSummary& s) {
+      return i < s.phases.size() ? Rate(s.phases[i].goodput_rps) : std::string("-");
+    });
+  }
+  const std::vector<std::pair<std::string, Cell>> tail = {
+      {"TTFT p50 s (served)", [](const RunSummary& s) { return Secs(s.ttft_s.p50); }},
+      {"TTFT p95 s (served)", [](const RunSummary& s) { return Secs(s.ttft_s.p95); }},
+      {"TTFT p99 s (served)", [](const RunSummary& s) { return Secs(s.ttft_s.p99); }},
+      {"TPOT p95 s", [](const RunSummary& s) { return Secs(s.tpot_s.p95); }},
+      {"E2E p99 s", [](const RunSummary& s) { return Secs(s.e2e_s.p99); }},
+      {"abandoned after admission",
+       [](const RunSummary& s) { return Count(s.abandoned_after_admission); }},
+      {"engine busy s", [](const RunSummary& s) { return fmt::format("{:.1f}", s.engine_busy_s); }},
+      {"wasted engine s",
+       [](const RunSummary& s) { return fmt::format("{:.1f}", s.wasted_engine_s); }},
+      {"max waiting", [](const RunSummary& s) { return Count(s.max_waiting); }},
+      {"preemptions", [](const RunSummary& s) { return Count(s.preemptions); }},
+  };
+  rows.insert(rows.end(), tail.begin(), tail.end());
+
+  std::size_t label_width = 6;
+  for (const auto& row : rows) {
+    label_width = std::max(label_width, row.first.size());
+  }
+  std::string out = fmt::format("{:<{}}", "policy", label_width);
+  for (const RunSummary& s : runs) {
+    out += fmt::format("  {:>12}", s.policy);
+  }
+  out += "\n";
+  for (const auto& [label, cell] : rows) {
+    out += fmt::format("{:<{}}", label, label_width);
+    for (const RunSummary& s : runs) {
+      out += fmt::format("  {:>12}", cell(s));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace spillway

@@ -1,0 +1,70 @@
+#pragma once
+// A request's state inside the engine and the lifecycle it follows.
+//
+// Lifecycle: WAITING -> RUNNING (prefill, possibly in chunks, then decode) -> FINISHED with a
+// reason; RUNNING -> PREEMPTED (blocks freed, recompute later) -> back in the waiting queue.
+// Token bookkeeping follows vLLM v1: num_tokens = prompt + sampled outputs; a step computes
+// num_tokens - num_computed_tokens tokens (a prefill chunk, a recompute, or one decode token)
+// and samples the next output once every known token is in the KV cache.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/types.h"
+
+namespace spillway {
+
+enum class RequestState : std::uint8_t { kWaiting, kRunning, kPreempted, kFinished };
+
+enum class FinishReason : std::uint8_t {
+  kNone,
+  kStop,             ///< a stop condition (EOS or stop string), reported by the driver
+  kLength,           ///< max output tokens reached
+  kAbort,            ///< aborted: client disconnect, server timeout, shutdown
+  kDeadline,         ///< dropped at the queue head after its queue-ingress deadline
+  kRejected,         ///< never admitted (used by drivers for accounting)
+  kPreemptionLimit,  ///< preempted more often than the configured cap: fails fast
+};
+
+/// Stable lower-case token for a reason ("stop", "length", ...), as in vLLM's finished_reason.
+std::string_view ToString(FinishReason reason);
+std::string_view ToString(RequestState state);
+
+/// What a driver submits: the request's shape and its scheduling attributes.
+struct RequestSpec {
+  RequestId id = 0;
+  std::int32_t prompt_tokens = 0;      ///< > 0
+  std::int32_t max_output_tokens = 1;  ///< > 0; generation stops here (finish reason length)
+  std::int32_t priority = 0;           ///< lower is more urgent (vLLM convention)
+  Seconds arrival_s = 0;               ///< when the request reached the engine
+  Seconds deadline_s = kNever;         ///< queue-ingress deadline: dropped at the head after it
+};
+
+struct Request {
+  RequestSpec spec;
+  RequestState state = RequestState::kWaiting;
+  FinishReason finish_reason = FinishReason::kNone;
+
+  std::int64_t num_computed_tokens = 0;  ///< tokens whose KV is in the cache
+  std::int32_t num_output_tokens = 0;    ///< tokens sampled so far
+  std::int32_t num_preemptions = 0;
+  std::int64_t num_recomputed_tokens = 0;  ///< prefill tokens spent re-doing preempted work
+  std::vector<std::int32_t> blocks;        ///< KV block table (owned blocks)
+
+  Seconds first_scheduled_s = kNever;  ///< first time in a step's batch
+  Seconds first_token_s = kNever;
+  Seconds last_token_s = kNever;
+  Seconds finished_s = kNever;
+
+  double queue_key = 0;  ///< waiting-queue order (lower first); see Scheduler
+  FinishReason pending_finish = FinishReason::kNone;  ///< set by Abort/Finish; applied in Step
+
+  std::int64_t num_tokens() const { return spec.prompt_tokens + num_output_tokens; }
+  bool ever_scheduled() const { return first_scheduled_s != kNever; }
+  bool in_prefill() const {
+    return num_computed_tokens < num_tokens() - 1 || num_output_tokens == 0;
+  }
+};
+
+}  // namespace spillway

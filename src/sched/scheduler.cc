@@ -1,0 +1,350 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace spillway {
+namespace {
+
+// Prefill tokens `r` still has to compute: everything but a single pending decode token.
+std::int64_t PrefillRemaining(const Request& r) {
+  const std::int64_t left = r.num_tokens() - r.num_computed_tokens;
+  return (r.num_output_tokens > 0 && left == 1) ? 0 : left;
+}
+
+// True when `a` should be preempted before `b`: lower priority (larger number), then later
+// arrival, then larger id.
+bool PreemptBefore(const Request& a, const Request& b) {
+  if (a.spec.priority != b.spec.priority) {
+    return a.spec.priority > b.spec.priority;
+  }
+  if (a.spec.arrival_s != b.spec.arrival_s) {
+    return a.spec.arrival_s > b.spec.arrival_s;
+  }
+  return a.spec.id > b.spec.id;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(SchedulerConfig config, BlockManager* blocks)
+    : config_(config), blocks_(blocks) {
+  SPILLWAY_CHECK(blocks_ != nullptr);
+  SPILLWAY_CHECK(config_.max_num_seqs > 0 && config_.max_num_batched_tokens > 0);
+  running_.reserve(static_cast<std::size_t>(config_.max_num_seqs));
+}
+
+double Scheduler::QueueKey(const RequestSpec& spec) const {
+  if (config_.policy == SchedulingPolicy::kPriority) {
+    return spec.arrival_s + spec.priority * config_.priority_aging_s;
+  }
+  return spec.arrival_s;
+}
+
+void Scheduler::Submit(const RequestSpec& spec) {
+  SPILLWAY_CHECK(spec.prompt_tokens > 0 && spec.max_output_tokens > 0);
+  auto [it, inserted] = requests_.try_emplace(spec.id);
+  SPILLWAY_CHECK(inserted);
+  Request& r = it->second;
+  r.spec = spec;
+  r.queue_key = QueueKey(spec);
+  EnqueueWaiting(&r);
+}
+
+void Scheduler::EnqueueWaiting(Request* r) {
+  waiting_.emplace(r->queue_key, r->spec.id);
+  waiting_prompt_tokens_ += r->num_tokens() - r->num_computed_tokens;
+}
+
+bool Scheduler::Finish(RequestId id, FinishReason reason) {
+  SPILLWAY_CHECK(reason == FinishReason::kAbort || reason == FinishReason::kStop);
+  auto it = requests_.find(id);
+  if (it == requests_.end() || it->second.pending_finish != FinishReason::kNone) {
+    return false;
+  }
+  it->second.pending_finish = reason;
+  pending_finish_.push_back(&it->second);
+  return true;
+}
+
+const Request* Scheduler::Find(RequestId id) const {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : &it->second;
+}
+
+void Scheduler::EraseRunning(Request* r) {
+  auto it = std::find(running_.begin(), running_.end(), r);
+  SPILLWAY_CHECK(it != running_.end());
+  running_.erase(it);
+}
+
+void Scheduler::Retire(Request* r, FinishReason reason, Seconds now, StepEvents* events) {
+  if (r->state == RequestState::kRunning) {
+    running_prefill_tokens_ -= PrefillRemaining(*r);
+  }
+  blocks_->Release(r->spec.id, r->blocks);
+  r->state = RequestState::kFinished;
+  r->finish_reason = reason;
+  r->finished_s = now;
+  events->finished.push_back(std::move(*r));
+  requests_.erase(r->spec.id);
+}
+
+void Scheduler::ApplyPendingFinishes(StepEvents* events) {
+  for (Request* r : pending_finish_) {
+    if (r->state == RequestState::kRunning) {
+      EraseRunning(r);
+    } else {
+      waiting_.erase({r->queue_key, r->spec.id});
+      waiting_prompt_tokens_ -= r->num_tokens() - r->num_computed_tokens;
+    }
+    Retire(r, r->pending_finish, now_, events);
+  }
+  pending_finish_.clear();
+}
+
+const StepPlan& Scheduler::Step(Seconds now, StepEvents* events) {
+  now_ = now;
+  plan_.clear();
+  planned_.clear();
+  ApplyPendingFinishes(events);
+  budget_tokens_ = config_.max_num_batched_tokens;
+  bool preempted_any = false;
+  ScheduleRunning(now, events, &preempted_any);
+  if (!preempted_any) {
+    ScheduleWaiting(now, events);
+  }
+  return plan_;
+}
+
+void Scheduler::Plan(Request* r, std::int32_t num_new, Seconds now) {
+  ScheduledSeq s;
+  s.id = r->spec.id;
+  s.num_new_tokens = num_new;
+  s.num_context_tokens = r->num_computed_tokens;
+  s.samples_token = r->num_computed_tokens + num_new == r->num_tokens();
+  s.is_decode = PrefillRemaining(*r) == 0;
+  if (s.is_decode) {
+    plan_.num_decode_tokens += num_new;
+  } else {
+    plan_.num_prefill_tokens += num_new;
+  }
+  if (!r->ever_scheduled()) {
+    r->first_scheduled_s = now;
+  }
+  budget_tokens_ -= num_new;
+  plan_.seqs.push_back(s);
+  planned_.push_back(r);
+}
+
+Request* Scheduler::PreemptVictim(std::size_t from, StepEvents* events) {
+  std::size_t victim = from;
+  for (std::size_t i = from + 1; i < running_.size(); ++i) {
+    if (PreemptBefore(*running_[i], *running_[victim])) {
+      victim = i;
+    }
+  }
+  Request* r = running_[victim];
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(victim));
+  running_prefill_tokens_ -= PrefillRemaining(*r);
+  blocks_->Release(r->spec.id, r->blocks);
+  r->num_recomputed_tokens += r->num_computed_tokens;
+  num_recomputed_tokens_total_ += r->num_computed_tokens;
+  r->num_computed_tokens = 0;
+  ++r->num_preemptions;
+  ++num_preemptions_total_;
+  if (config_.max_preemptions > 0 && r->num_preemptions > config_.max_preemptions) {
+    r->state = RequestState::kPreempted;  // not in running_ any more; Retire reads it
+    Retire(r, FinishReason::kPreemptionLimit, now_, events);
+    return nullptr;
+  }
+  r->state = RequestState::kPreempted;
+  EnqueueWaiting(r);
+  return r;
+}
+
+void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted_any) {
+  std::size_t i = 0;
+  while (i < running_.size() && budget_tokens_ > 0) {
+    Request* r = running_[i];
+    std::int64_t num_new = r->num_tokens() - r->num_computed_tokens;
+    if (num_new > budget_tokens_) {
+      if (!config_.enable_chunked_prefill) {
+        ++i;
+        continue;
+      }
+      num_new = budget_tokens_;
+    }
+    bool self_preempted = false;
+    while (!blocks_->Grow(r->spec.id, r->blocks, r->num_computed_tokens + num_new)) {
+      *preempted_any = true;
+      // The victim is r itself or a running request after it (not yet scheduled this step).
+      const bool victim_is_self = [&] {
+        for (std::size_t j = i + 1; j < running_.size(); ++j) {
+          if (PreemptBefore(*running_[j], *r)) {
+            return false;
+          }
+        }
+        return true;
+      }();
+      PreemptVictim(victim_is_self ? i : i + 1, events);
+      if (victim_is_self) {
+        self_preempted = true;
+        break;
+      }
+    }
+    if (self_preempted) {
+      continue;  // running_[i] is now the next request
+    }
+    Plan(r, static_cast<std::int32_t>(num_new), now);
+    ++i;
+  }
+}
+
+void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
+  while (!waiting_.empty() && budget_tokens_ > 0 &&
+         static_cast<std::int32_t>(running_.size()) < config_.max_num_seqs) {
+    Request* r = &requests_.find(waiting_.begin()->second)->second;
+    const std::int64_t tokens = r->num_tokens() - r->num_computed_tokens;
+    if (!r->ever_scheduled() && now > r->spec.deadline_s) {
+      waiting_.erase(waiting_.begin());
+      waiting_prompt_tokens_ -= tokens;
+      Retire(r, FinishReason::kDeadline, now, events);
+      continue;
+    }
+    std::int64_t num_new = tokens;
+    if (num_new > budget_tokens_) {
+      if (!config_.enable_chunked_prefill) {
+        break;
+      }
+      num_new = budget_tokens_;
+    }
+    if (!blocks_->Grow(r->spec.id, r->blocks, r->num_computed_tokens + num_new)) {
+      break;
+    }
+    waiting_.erase(waiting_.begin());
+    waiting_prompt_tokens_ -= tokens;
+    r->state = RequestState::kRunning;
+    running_.push_back(r);
+    running_prefill_tokens_ += PrefillRemaining(*r);
+    Plan(r, static_cast<std::int32_t>(num_new), now);
+  }
+}
+
+void Scheduler::OnStepDone(const StepResult& result, Seconds now, StepEvents* events) {
+  now_ = now;
+  std::size_t token_index = 0;
+  bool any_finished = false;
+  for (std::size_t k = 0; k < planned_.size(); ++k) {
+    Request* r = planned_[k];
+    const ScheduledSeq& s = plan_.seqs[k];
+    running_prefill_tokens_ -= PrefillRemaining(*r);
+    r->num_computed_tokens += s.num_new_tokens;
+    if (s.samples_token) {
+      SPILLWAY_CHECK(token_index < result.token_ids.size());
+      const std::int32_t token = result.token_ids[token_index++];
+      events->tokens.push_back({r->spec.id, token, r->num_output_tokens});
+      ++r->num_output_tokens;
+      if (r->first_token_s == kNever) {
+        r->first_token_s = now;
+      }
+      r->last_token_s = now;
+    }
+    running_prefill_tokens_ += PrefillRemaining(*r);
+    if (r->num_output_tokens >= r->spec.max_output_tokens) {
+      r->pending_finish = FinishReason::kLength;  // retired below, after the scan
+      any_finished = true;
+    }
+  }
+  planned_.clear();
+  plan_.clear();
+  if (!any_finished) {
+    return;
+  }
+  // Retire finished requests in one pass over running_ (keeps running order).
+  std::vector<Request*> keep;
+  keep.reserve(running_.size());
+  for (Request* r : running_) {
+    if (r->pending_finish == FinishReason::kLength) {
+      // An abort requested during the step loses to the natural finish.
+      pending_finish_.erase(std::remove(pending_finish_.begin(), pending_finish_.end(), r),
+                            pending_finish_.end());
+      Retire(r, FinishReason::kLength, now, events);
+    } else {
+      keep.push_back(r);
+    }
+  }
+  running_.swap(keep);
+}
+
+EngineStats Scheduler::stats() const {
+  EngineStats s;
+  s.num_waiting = num_waiting();
+  s.num_running = num_running();
+  s.waiting_prompt_tokens = waiting_prompt_tokens_;
+  s.prefill_backlog_tokens = waiting_prompt_tokens_ + running_prefill_tokens_;
+  s.kv_usage = blocks_->usage();
+  s.num_free_blocks = blocks_->num_free();
+  s.num_total_blocks = blocks_->num_total();
+  s.num_preemptions_total = num_preemptions_total_;
+  s.num_recomputed_tokens_total = num_recomputed_tokens_total_;
+  s.max_num_seqs = config_.max_num_seqs;
+  return s;
+}
+
+bool Scheduler::CheckInvariants(std::string* error) const {
+  if (!blocks_->CheckInvariants(error)) {
+    return false;
+  }
+  auto fail = [&](const std::string& why) {
+    *error = why;
+    return false;
+  };
+  if (running_.size() > static_cast<std::size_t>(config_.max_num_seqs)) {
+    return fail("running exceeds max_num_seqs");
+  }
+  std::int64_t owned = 0;
+  std::int64_t prefill = 0;
+  for (const Request* r : running_) {
+    if (r->state != RequestState::kRunning) {
+      return fail("request " + std::to_string(r->spec.id) + " in running list is " +
+                  std::string(ToString(r->state)));
+    }
+    if (!blocks_->Owns(r->spec.id, r->blocks)) {
+      return fail("request " + std::to_string(r->spec.id) + " holds blocks it does not own");
+    }
+    if (r->blocks.size() < static_cast<std::size_t>(blocks_->BlocksFor(r->num_computed_tokens))) {
+      return fail("request " + std::to_string(r->spec.id) + " has KV without blocks");
+    }
+    if (r->num_computed_tokens > r->num_tokens()) {
+      return fail("request " + std::to_string(r->spec.id) + " computed more than it has");
+    }
+    owned += static_cast<std::int64_t>(r->blocks.size());
+    prefill += PrefillRemaining(*r);
+  }
+  if (owned != blocks_->num_allocated()) {
+    return fail("allocated blocks (" + std::to_string(blocks_->num_allocated()) +
+                ") != blocks held by running requests (" + std::to_string(owned) + ")");
+  }
+  std::int64_t waiting_tokens = 0;
+  for (const auto& [key, id] : waiting_) {
+    const auto it = requests_.find(id);
+    if (it == requests_.end()) {
+      return fail("waiting queue holds unknown request " + std::to_string(id));
+    }
+    const Request& r = it->second;
+    if (!r.blocks.empty() || r.num_computed_tokens != 0) {
+      return fail("waiting request " + std::to_string(id) + " holds KV blocks");
+    }
+    waiting_tokens += r.num_tokens();
+  }
+  if (waiting_.size() + running_.size() != requests_.size()) {
+    return fail("a live request is neither waiting nor running");
+  }
+  if (waiting_tokens != waiting_prompt_tokens_ || prefill != running_prefill_tokens_) {
+    return fail("token counters disagree with the queues");
+  }
+  return true;
+}
+
+}  // namespace spillway

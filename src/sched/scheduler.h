@@ -1,0 +1,144 @@
+#pragma once
+// Iteration-level scheduler with continuous batching (Orca, OSDI 2022; vLLM v1's Scheduler).
+//
+// Algorithm, once per iteration (Step):
+//   1. apply pending aborts and stop requests: free their KV blocks, report them finished;
+//   2. drop waiting requests whose queue-ingress deadline has passed when they reach the head
+//      of the queue, without any prefill (never-scheduled requests only);
+//   3. schedule running sequences first (decodes and unfinished prefill chunks), in running
+//      order, within max_num_batched_tokens; when a sequence cannot get a KV block, preempt by
+//      recompute the running sequence with the lowest priority, then the latest arrival (vLLM's
+//      rule), possibly itself;
+//   4. if nothing was preempted, admit waiting sequences in queue order within max_num_seqs,
+//      the token budget (chunked prefill) and the free blocks; stop at the first that does not
+//      fit (FCFS, no overtaking).
+// Queue order: FCFS by arrival, or priority with aging, where a request's key is
+// arrival_s + priority * priority_aging_s: a request of class p+1 waits at most priority_aging_s
+// longer than one of class p that arrived at the same time, so no class starves.
+//
+// Invariants (CheckInvariants): each running request owns exactly its blocks and no waiting one
+// holds blocks; allocated blocks == sum of running tables; running <= max_num_seqs; counters
+// match the queues. Not thread-safe; no clock, no I/O.
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "executor/step_plan.h"
+#include "kv/block_manager.h"
+#include "sched/request.h"
+
+namespace spillway {
+
+enum class SchedulingPolicy : std::uint8_t { kFcfs, kPriority };
+
+struct SchedulerConfig {
+  std::int32_t max_num_seqs = 256;             ///< vLLM default
+  std::int32_t max_num_batched_tokens = 2048;  ///< token budget per step
+  bool enable_chunked_prefill = true;
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+  Seconds priority_aging_s = 10.0;   ///< seconds of waiting worth one priority class
+  std::int32_t max_preemptions = 0;  ///< per request; 0 = unlimited, else fail fast beyond it
+};
+
+/// One output token, as reported by OnStepDone.
+struct TokenEvent {
+  RequestId id = 0;
+  std::int32_t token_id = 0;
+  std::int32_t index = 0;  ///< 0 for the first output token
+};
+
+/// What OnStepDone and Step report to the driver.
+struct StepEvents {
+  std::vector<TokenEvent> tokens;
+  std::vector<Request> finished;  ///< final state of each request that left the engine
+  void clear() {
+    tokens.clear();
+    finished.clear();
+  }
+};
+
+/// Gauges the admission controller and /metrics read (a snapshot, cheap to copy).
+struct EngineStats {
+  std::int32_t num_waiting = 0;  ///< waiting + preempted requests
+  std::int32_t num_running = 0;
+  std::int64_t waiting_prompt_tokens = 0;   ///< tokens still to prefill for waiting requests
+  std::int64_t prefill_backlog_tokens = 0;  ///< the above plus unfinished running prefills
+  double kv_usage = 0;                      ///< fraction of KV blocks allocated, [0, 1]
+  std::int32_t num_free_blocks = 0;
+  std::int32_t num_total_blocks = 0;
+  std::int64_t num_preemptions_total = 0;
+  std::int64_t num_recomputed_tokens_total = 0;
+  std::int32_t max_num_seqs = 0;
+};
+
+class Scheduler {
+ public:
+  /// `blocks` must outlive the scheduler; the scheduler is its only user.
+  Scheduler(SchedulerConfig config, BlockManager* blocks);
+
+  const SchedulerConfig& config() const { return config_; }
+
+  /// Enqueues a request (id unique among live requests; prompt_tokens > 0, max_output > 0).
+  void Submit(const RequestSpec& spec);
+
+  /// Asks that `id` stop with `reason` (kAbort or kStop) at the next Step. Returns false when
+  /// the id is unknown or already finished (a late abort is harmless).
+  bool Finish(RequestId id, FinishReason reason);
+  bool Abort(RequestId id) { return Finish(id, FinishReason::kAbort); }
+
+  /// Plans the next iteration at time `now`. Requests finished by aborts, deadline drops and
+  /// the preemption cap are appended to `events->finished`. The plan stays valid until the
+  /// next call; an empty plan means there is nothing to run.
+  const StepPlan& Step(Seconds now, StepEvents* events);
+
+  /// Applies the executor's result for the last plan, at time `now` (the step's end): advances
+  /// computed tokens, appends sampled tokens, finishes requests that reached max output.
+  void OnStepDone(const StepResult& result, Seconds now, StepEvents* events);
+
+  /// The live request `id`, or nullptr.
+  const Request* Find(RequestId id) const;
+
+  EngineStats stats() const;
+  bool idle() const { return running_.empty() && waiting_.empty(); }
+  std::int32_t num_waiting() const { return static_cast<std::int32_t>(waiting_.size()); }
+  std::int32_t num_running() const { return static_cast<std::int32_t>(running_.size()); }
+
+  /// Checks every invariant listed above; on failure returns false with the reason.
+  bool CheckInvariants(std::string* error) const;
+
+ private:
+  using QueueEntry = std::pair<double, RequestId>;
+
+  double QueueKey(const RequestSpec& spec) const;
+  void ApplyPendingFinishes(StepEvents* events);
+  void ScheduleRunning(Seconds now, StepEvents* events, bool* preempted_any);
+  void ScheduleWaiting(Seconds now, StepEvents* events);
+  /// Preempts the running request at or after `from` with the lowest priority / latest
+  /// arrival; returns it.
+  Request* PreemptVictim(std::size_t from, StepEvents* events);
+  void Plan(Request* r, std::int32_t num_new, Seconds now);
+  void Retire(Request* r, FinishReason reason, Seconds now, StepEvents* events);
+  void EnqueueWaiting(Request* r);
+  void EraseRunning(Request* r);
+
+  SchedulerConfig config_;
+  BlockManager* blocks_;
+  std::unordered_map<RequestId, Request> requests_;  // live requests (node-stable)
+  std::set<QueueEntry> waiting_;
+  std::vector<Request*> running_;
+  std::vector<Request*> pending_finish_;
+  std::vector<Request*> planned_;  // parallel to plan_.seqs
+  StepPlan plan_;
+  std::int32_t budget_tokens_ = 0;
+  std::int64_t waiting_prompt_tokens_ = 0;
+  std::int64_t running_prefill_tokens_ = 0;  // unfinished prefill of running requests
+  std::int64_t num_preemptions_total_ = 0;
+  std::int64_t num_recomputed_tokens_total_ = 0;
+  Seconds now_ = 0;
+};
+
+}  // namespace spillway

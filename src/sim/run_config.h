@@ -1,0 +1,55 @@
+#pragma once
+// Resolves what one run uses: the scenario's engine and admission sections, command-line
+// overrides on top (flags win), then defaults. Validated once; immutable afterwards.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "admission/admission.h"
+#include "executor/profile.h"
+#include "sched/scheduler.h"
+#include "sched/slo_budget.h"
+#include "workload/scenario.h"
+
+namespace spillway {
+
+/// Command-line overrides; unset fields keep the scenario's value or the default.
+struct RunOverrides {
+  std::optional<std::string> profile;
+  std::optional<std::int32_t> max_num_seqs;
+  std::optional<std::int32_t> max_num_batched_tokens;
+  std::optional<bool> slo_budgets;
+  std::optional<bool> propagate_cancellation;
+  std::optional<std::int32_t> max_num_queued_reqs;
+  std::optional<std::int64_t> max_num_queued_tokens;
+};
+
+struct RunConfig {
+  Profile profile;
+  SchedulerConfig scheduler;
+  std::int32_t num_gpu_blocks = 0;
+  AdmissionConfig admission;
+  bool propagate_cancellation = true;
+  /// Set when the budgets were derived from the TPOT SLO (else max_num_seqs etc. are explicit
+  /// or defaults).
+  std::optional<SloBudgets> slo_budgets;
+};
+
+/// Default admission limits per policy when neither scenario nor flags give one.
+inline constexpr std::int32_t kTailDropDefaultQueuedReqs = 32;  // the reference Q_max (§4)
+inline constexpr std::int32_t kPredictiveSafetyQueuedReqs = 4096;
+
+/// SLO budgets target this fraction of the TPOT SLO: a request's TPOT averages steps whose
+/// contexts and prefill chunks vary around the sizing point, so sizing at the SLO itself puts
+/// half the requests over it.
+inline constexpr double kSloBudgetHeadroom = 0.9;
+
+/// Resolves the run. `mean_context_tokens` sizes SLO budgets when the scenario does not (the
+/// mean of prompt + output / 2 over the run's arrivals). Throws config::ConfigError on an
+/// unknown profile or an invalid combination (e.g. predictive without a TTFT SLO).
+RunConfig ResolveRunConfig(const Scenario& scenario, AdmissionPolicy policy,
+                           const std::string& profile_dir, const RunOverrides& overrides,
+                           double mean_context_tokens);
+
+}  // namespace spillway

@@ -1,0 +1,440 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include "admission/admission.h"
+#include "core/rng.h"
+#include "executor/emulated_executor.h"
+#include "kv/block_manager.h"
+#include "report/run_recorder.h"
+#include "sched/scheduler.h"
+#include "workload/arrivals.h"
+
+namespace spillway {
+namespace {
+
+enum class EventType : std::uint8_t { kStepDone, kTtftTimeout, kTotalTimeout, kRetry, kTick };
+
+struct Event {
+  Seconds t;
+  std::uint64_t seq;
+  EventType type;
+  std::uint32_t target;  // replica, attempt or logical request, by type
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+struct Replica {
+  std::unique_ptr<BlockManager> blocks;
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<EmulatedExecutor> executor;
+  std::unique_ptr<AdmissionController> admission;
+  bool busy = false;
+  StepResult result;
+  StepSample sample;
+};
+
+// One HTTP attempt from the client's side; its index is the engine RequestId.
+struct Attempt {
+  std::uint32_t logical = 0;
+  std::uint32_t replica = 0;
+  Seconds sent_s = 0;
+  Seconds first_token_s = kNever;
+  Seconds last_token_s = kNever;
+  Seconds gone_s = kNever;  // when the client left
+  std::int32_t tokens = 0;
+  bool done = false;  // a terminal outcome was recorded
+};
+
+struct Logical {
+  std::uint32_t arrival = 0;  // index into arrivals
+  std::int32_t attempts = 0;
+};
+
+class Sim {
+ public:
+  Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt);
+  RunSummary Run();
+
+ private:
+  void Push(Seconds t, EventType type, std::uint32_t target) {
+    heap_.push(Event{t, next_seq_++, type, target});
+  }
+  void SendAttempt(std::uint32_t logical, Seconds now);
+  void OnRejected(std::uint32_t logical, Seconds sent_s, Seconds now, int status,
+                  std::string_view reason, Seconds retry_after_s);
+  void StartStep(std::uint32_t r, Seconds now);
+  void OnStepDone(std::uint32_t r, Seconds now);
+  void HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions);
+  void Abandon(std::uint32_t attempt, Seconds now);
+  void Tick(std::int64_t second);
+  std::uint32_t PickReplica() const;
+  void Check(const Replica& rep) const;
+
+  const Scenario& sc_;
+  const RunConfig& rc_;
+  SimOptions opt_;
+  Rng rng_;
+  std::vector<Arrival> arrivals_;
+  std::vector<Logical> logical_;
+  std::vector<Attempt> attempts_;
+  std::vector<Replica> replicas_;
+  AdmissionController door_;  // the tenants' token buckets, shared by all replicas
+  RunRecorder recorder_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
+  std::uint64_t next_seq_ = 0;
+  StepEvents events_;
+  double retry_tokens_ = 0;
+  Seconds last_event_s_ = 0;
+};
+
+std::vector<RunRecorder::Phase> PhasesOf(const Scenario& sc) {
+  std::vector<RunRecorder::Phase> phases;
+  const ArrivalProcess& a = sc.arrival;
+  if (a.kind == ArrivalProcess::Kind::kSteps) {
+    double t = 0;
+    for (const RateStep& s : a.steps) {
+      phases.push_back({t, t + s.duration_s, s.rate_rps});
+      t += s.duration_s;
+    }
+  } else if (a.kind == ArrivalProcess::Kind::kPoisson) {
+    phases.push_back({0, a.duration_s, a.rate_rps});
+  }
+  return phases;
+}
+
+GoodputSlo SloOf(const Scenario& sc) { return {sc.slo.ttft_s, sc.slo.tpot_s, sc.slo.e2e_s}; }
+
+AdmissionConfig DoorConfig(const AdmissionConfig& a) {
+  AdmissionConfig door;
+  door.policy = AdmissionPolicy::kUnbounded;
+  door.tenants = a.tenants;
+  return door;
+}
+
+Sim::Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt)
+    : sc_(sc),
+      rc_(rc),
+      opt_(opt),
+      rng_(opt.seed ^ 0x5EEDC0FFEEULL),
+      arrivals_(GenerateArrivals(sc, opt.seed)),
+      door_(DoorConfig(rc.admission), 0),
+      recorder_(SloOf(sc), PhasesOf(sc)) {
+  AdmissionConfig per_replica = rc.admission;
+  per_replica.tenants.clear();
+  for (std::int32_t i = 0; i < opt.replicas; ++i) {
+    Replica rep;
+    rep.blocks = std::make_unique<BlockManager>(rc.num_gpu_blocks, rc.profile.block_size);
+    rep.scheduler = std::make_unique<Scheduler>(rc.scheduler, rep.blocks.get());
+    rep.executor = std::make_unique<EmulatedExecutor>(rc.profile);
+    rep.admission = std::make_unique<AdmissionController>(per_replica, 0);
+    replicas_.push_back(std::move(rep));
+  }
+  logical_.reserve(arrivals_.size());
+  attempts_.reserve(arrivals_.size());
+}
+
+std::uint32_t Sim::PickReplica() const {
+  std::uint32_t best = 0;
+  std::int64_t best_load = INT64_MAX;
+  for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
+    const Scheduler& s = *replicas_[i].scheduler;
+    const std::int64_t load = s.num_waiting() + s.num_running();
+    if (load < best_load) {
+      best = i;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
+  Logical& l = logical_[logical];
+  const Arrival& a = arrivals_[l.arrival];
+  recorder_.OnOffered(now, l.attempts == 0);
+  ++l.attempts;
+  const AdmissionRequest req{a.tenant, a.prompt_tokens, a.output_tokens};
+  AdmissionDecision d = door_.DecideRateLimit(req, now);
+  const std::uint32_t r = PickReplica();
+  Replica& rep = replicas_[r];
+  if (d.admitted()) {
+    d = rep.admission->DecidePolicy(req, rep.scheduler->stats(), now);
+  }
+  if (!d.admitted()) {
+    OnRejected(logical, now, now, d.http_status, ToString(d.reason), d.retry_after_s);
+    return;
+  }
+  const auto id = static_cast<std::uint32_t>(attempts_.size());
+  attempts_.push_back(Attempt{logical, r, now});
+  recorder_.OnAdmitted(now, now, d.verdict == Verdict::kDegrade);
+  RequestSpec spec;
+  spec.id = id;
+  spec.prompt_tokens = a.prompt_tokens;
+  spec.max_output_tokens = d.max_output_tokens;
+  spec.priority = a.priority;
+  spec.arrival_s = now;
+  spec.deadline_s = d.deadline_s;
+  rep.scheduler->Submit(spec);
+  recorder_.ObserveWaiting(rep.scheduler->num_waiting());
+  if (sc_.client.ttft_timeout_s != kNever) {
+    Push(now + sc_.client.ttft_timeout_s, EventType::kTtftTimeout, id);
+  }
+  if (sc_.client.total_timeout_s != kNever) {
+    Push(now + sc_.client.total_timeout_s, EventType::kTotalTimeout, id);
+  }
+  StartStep(r, now);
+}
+
+void Sim::OnRejected(std::uint32_t logical, Seconds sent_s, Seconds now, int status,
+                     std::string_view reason, Seconds retry_after_s) {
+  recorder_.OnRejected(now, sent_s, status, reason);
+  const ClientBehaviour& c = sc_.client;
+  Logical& l = logical_[logical];
+  if (c.retry == RetryPolicy::kNone || l.attempts >= c.max_attempts) {
+    return;
+  }
+  if (c.retry_budget > 0) {
+    if (retry_tokens_ < 1.0) {
+      return;
+    }
+    retry_tokens_ -= 1.0;
+  }
+  Seconds delay = c.retry_interval_s;
+  if (c.retry == RetryPolicy::kBackoffJitter) {
+    const Seconds base =
+        (c.use_retry_after && retry_after_s > 0) ? retry_after_s : c.backoff_base_s;
+    delay = std::min(c.backoff_max_s, base * std::pow(2.0, l.attempts - 1)) +
+            rng_.Uniform(0, c.jitter_s);
+  }
+  Push(now + delay, EventType::kRetry, logical);
+}
+
+void Sim::StartStep(std::uint32_t r, Seconds now) {
+  Replica& rep = replicas_[r];
+  if (rep.busy) {
+    return;
+  }
+  events_.clear();
+  const StepPlan& plan = rep.scheduler->Step(now, &events_);
+  std::int32_t completions = 0;
+  HandleFinished(r, now, &completions);
+  Check(rep);
+  if (plan.empty()) {
+    return;
+  }
+  const EngineStats stats = rep.scheduler->stats();
+  rep.result = rep.executor->Run(plan);
+  rep.busy = true;
+  // Attribute the step's time to sequences by their share of its tokens; the share of those
+  // whose client has already gone is wasted.
+  std::int64_t wasted_tokens = 0;
+  for (const ScheduledSeq& s : plan.seqs) {
+    if (attempts_[s.id].gone_s <= now) {
+      wasted_tokens += s.num_new_tokens;
+    }
+  }
+  const Seconds d = rep.result.duration_s;
+  recorder_.OnEngineStep(d, d * static_cast<double>(wasted_tokens) / plan.num_tokens(),
+                         plan.num_prefill_tokens);
+  rep.sample = StepSample{now + d,
+                          d,
+                          plan.num_prefill_tokens,
+                          plan.num_decode_tokens,
+                          0,
+                          stats.num_waiting > 0 || stats.num_running >= stats.max_num_seqs};
+  Push(now + d, EventType::kStepDone, r);
+}
+
+void Sim::OnStepDone(std::uint32_t r, Seconds now) {
+  Replica& rep = replicas_[r];
+  rep.busy = false;
+  events_.clear();
+  rep.scheduler->OnStepDone(rep.result, now, &events_);
+  for (const TokenEvent& t : events_.tokens) {
+    Attempt& a = attempts_[t.id];
+    if (a.done) {
+      continue;  // the client is gone: this token is waste, already accounted
+    }
+    if (a.first_token_s == kNever) {
+      a.first_token_s = now;
+    } else {
+      recorder_.OnInterTokenGap(now - a.last_token_s);
+    }
+    a.last_token_s = now;
+    ++a.tokens;
+  }
+  std::int32_t completions = 0;
+  HandleFinished(r, now, &completions);
+  rep.sample.completions = completions;
+  rep.admission->OnStep(rep.sample);
+  Check(rep);
+  StartStep(r, now);
+}
+
+void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions) {
+  for (const Request& req : events_.finished) {
+    Attempt& a = attempts_[req.spec.id];
+    switch (req.finish_reason) {
+      case FinishReason::kLength:
+      case FinishReason::kStop:
+        ++*completions;
+        if (!a.done) {
+          a.done = true;
+          recorder_.OnRequestDone(
+              {RequestOutcome::Kind::kCompleted, a.sent_s, a.first_token_s, now, a.tokens});
+        }
+        break;
+      case FinishReason::kDeadline: {
+        if (!a.done) {
+          a.done = true;
+          const Seconds w =
+              replicas_[r].admission->QueueDelayEstimate(replicas_[r].scheduler->stats());
+          OnRejected(a.logical, a.sent_s, now, 429,
+                     ToString(OverloadReason::kQueueDeadlineExceeded),
+                     std::isfinite(w) ? std::max(1.0, std::ceil(w)) : 1.0);
+        }
+        break;
+      }
+      case FinishReason::kPreemptionLimit:
+        if (!a.done) {
+          a.done = true;
+          recorder_.OnRequestDone(
+              {RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens});
+        }
+        break;
+      default:
+        break;  // aborts: the client already left and was recorded then
+    }
+  }
+}
+
+void Sim::Abandon(std::uint32_t id, Seconds now) {
+  Attempt& a = attempts_[id];
+  a.done = true;
+  a.gone_s = now;
+  recorder_.OnRequestDone(
+      {RequestOutcome::Kind::kAbandoned, a.sent_s, a.first_token_s, now, a.tokens});
+  if (rc_.propagate_cancellation) {
+    replicas_[a.replica].scheduler->Abort(id);
+    StartStep(a.replica, now);
+  }
+}
+
+void Sim::Tick(std::int64_t second) {
+  std::int32_t waiting = 0;
+  std::int32_t running = 0;
+  double kv = 0;
+  for (const Replica& rep : replicas_) {
+    waiting += rep.scheduler->num_waiting();
+    running += rep.scheduler->num_running();
+    kv += rep.blocks->usage();
+  }
+  recorder_.OnGauges(second, waiting, running, kv / static_cast<double>(replicas_.size()));
+}
+
+void Sim::Check(const Replica& rep) const {
+  if (!opt_.check_invariants) {
+    return;
+  }
+  std::string error;
+  if (!rep.scheduler->CheckInvariants(&error)) {
+    throw SimInvariantError("engine invariant broken (seed " + std::to_string(opt_.seed) +
+                            ", scenario " + sc_.name + "): " + error);
+  }
+}
+
+RunSummary Sim::Run() {
+  std::size_t next_arrival = 0;
+  Push(1.0, EventType::kTick, 0);
+  while (next_arrival < arrivals_.size() || !heap_.empty()) {
+    const bool take_arrival = next_arrival < arrivals_.size() &&
+                              (heap_.empty() || arrivals_[next_arrival].time_s <= heap_.top().t);
+    if (take_arrival) {
+      const Seconds t = arrivals_[next_arrival].time_s;
+      logical_.push_back(Logical{static_cast<std::uint32_t>(next_arrival), 0});
+      retry_tokens_ = std::min(retry_tokens_ + sc_.client.retry_budget, 1000.0);
+      ++next_arrival;
+      last_event_s_ = t;
+      SendAttempt(static_cast<std::uint32_t>(logical_.size() - 1), t);
+      continue;
+    }
+    const Event e = heap_.top();
+    heap_.pop();
+    last_event_s_ = std::max(last_event_s_, e.t);
+    switch (e.type) {
+      case EventType::kStepDone:
+        OnStepDone(e.target, e.t);
+        break;
+      case EventType::kTtftTimeout:
+        if (!attempts_[e.target].done && attempts_[e.target].first_token_s == kNever) {
+          Abandon(e.target, e.t);
+        }
+        break;
+      case EventType::kTotalTimeout:
+        if (!attempts_[e.target].done) {
+          Abandon(e.target, e.t);
+        }
+        break;
+      case EventType::kRetry:
+        SendAttempt(e.target, e.t);
+        break;
+      case EventType::kTick:
+        Tick(static_cast<std::int64_t>(e.t) - 1);
+        if (next_arrival < arrivals_.size() || !heap_.empty()) {
+          Push(e.t + 1.0, EventType::kTick, 0);
+        }
+        break;
+    }
+  }
+  std::int64_t preemptions = 0;
+  std::int64_t recomputed = 0;
+  for (const Replica& rep : replicas_) {
+    const EngineStats s = rep.scheduler->stats();
+    preemptions += s.num_preemptions_total;
+    recomputed += s.num_recomputed_tokens_total;
+    if (!rep.scheduler->idle()) {
+      throw SimInvariantError("engine not idle at the end of the run (seed " +
+                              std::to_string(opt_.seed) + ")");
+    }
+  }
+  for (const Attempt& a : attempts_) {
+    if (!a.done) {
+      throw SimInvariantError("an admitted request was lost (seed " + std::to_string(opt_.seed) +
+                              ")");
+    }
+  }
+  recorder_.SetEngineTotals(preemptions, recomputed);
+  RunSummary s = recorder_.Finish(sc_.ArrivalSpan(), last_event_s_);
+  s.source = "sim";
+  s.scenario = sc_.name;
+  s.policy = std::string(ToString(rc_.admission.policy));
+  s.profile = rc_.profile.name;
+  s.seed = opt_.seed;
+  s.replicas = opt_.replicas;
+  s.cancellation_propagation = rc_.propagate_cancellation;
+  return s;
+}
+
+}  // namespace
+
+RunSummary Simulate(const Scenario& scenario, const RunConfig& config, const SimOptions& options) {
+  Sim sim(scenario, config, options);
+  return sim.Run();
+}
+
+double MeanContextTokens(const Scenario& scenario, std::uint64_t seed) {
+  const std::vector<Arrival> arrivals = GenerateArrivals(scenario, seed);
+  if (arrivals.empty()) {
+    return 256;
+  }
+  double sum = 0;
+  for (const Arrival& a : arrivals) {
+    sum += a.prompt_tokens + a.output_tokens / 2.0;
+  }
+  return sum / static_cast<double>(arrivals.size());
+}
+
+}  // namespace spillway

@@ -1,0 +1,42 @@
+#pragma once
+// The discrete-event simulator: drives the real scheduler, KV manager, emulated executor,
+// admission controller and the scenario's client behaviour in virtual time.
+//
+// Algorithm: events are ordered by (time, sequence number); arrivals come from a pre-generated
+// sorted list merged with the event heap. Each replica runs one step at a time: Step(now) ->
+// executor.Run(plan) -> a StepDone event at now + duration -> OnStepDone -> next Step. Clients
+// time out (TTFT timeout, total timeout) and, with cancellation propagation on, abort their
+// request, which the engine applies at its next step. Rejected clients retry per the
+// scenario's retry policy. Deterministic: same scenario, policy and seed give the same
+// summary. With check_invariants, the engine invariants are checked after every step and a
+// failure throws SimInvariantError naming the seed.
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "report/run_summary.h"
+#include "sim/run_config.h"
+#include "workload/scenario.h"
+
+namespace spillway {
+
+class SimInvariantError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct SimOptions {
+  std::uint64_t seed = 1;
+  std::int32_t replicas = 1;
+  bool check_invariants = true;
+};
+
+/// Runs `scenario` under `config` and returns its summary (source "sim").
+RunSummary Simulate(const Scenario& scenario, const RunConfig& config, const SimOptions& options);
+
+/// Mean of prompt + output / 2 tokens over the scenario's first-attempt arrivals (the context
+/// a typical running sequence has; sizes SLO budgets). Reads the trace for trace scenarios.
+double MeanContextTokens(const Scenario& scenario, std::uint64_t seed);
+
+}  // namespace spillway

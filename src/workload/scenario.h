@@ -1,0 +1,145 @@
+#pragma once
+// A scenario: the traffic (arrival process and request classes), the clients' behaviour
+// (timeouts, retries), the SLOs that define goodput, and optional engine/admission settings.
+// The same file drives `spillway sim` and `spillway bench`. YAML schema: docs/scenarios.md.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+
+namespace spillway {
+
+/// A token-count distribution. kFixed uses `value`; kUniform draws an integer in [min, max];
+/// kLognormal draws exp(N(mu, sigma)) with mu, sigma chosen so the mean is `mean` and the
+/// coefficient of variation `cv`, clamped to [min, max].
+struct TokenDist {
+  enum class Kind : std::uint8_t { kFixed, kUniform, kLognormal };
+  Kind kind = Kind::kFixed;
+  std::int32_t value = 0;
+  std::int32_t min = 1;
+  std::int32_t max = 1;
+  double mean = 0;
+  double cv = 0;
+  /// Mean of the distribution (exact for fixed/uniform, `mean` for lognormal).
+  double Mean() const;
+};
+
+struct RequestClass {
+  std::string name;
+  double share = 1.0;  ///< relative weight; shares are normalised over all classes
+  TokenDist prompt_tokens;
+  TokenDist output_tokens;
+  std::int32_t priority = 0;  ///< lower is more urgent
+  std::string tenant = "default";
+};
+
+struct RateStep {
+  double rate_rps = 0;
+  Seconds duration_s = 0;
+};
+
+enum class TraceFormat : std::uint8_t { kAzureCsv, kMooncakeJsonl };
+
+struct ArrivalProcess {
+  enum class Kind : std::uint8_t { kPoisson, kSteps, kTrace };
+  Kind kind = Kind::kPoisson;
+  double rate_rps = 0;        ///< kPoisson
+  Seconds duration_s = 0;     ///< kPoisson; for kTrace the replay window (0 = whole trace)
+  std::vector<RateStep> steps;  ///< kSteps: Poisson at each rate for its duration, in order
+  // kTrace
+  std::string trace_file;       ///< resolved path
+  TraceFormat trace_format = TraceFormat::kAzureCsv;
+  Seconds trace_start_s = 0;    ///< offset into the trace (after time scaling)
+  double time_scale = 1.0;      ///< multiplies trace timestamps (0.5 = twice as fast)
+  double rate_multiplier = 1.0; ///< each trace request replayed this many times on average
+};
+
+enum class RetryPolicy : std::uint8_t { kNone, kFixed, kBackoffJitter };
+
+struct ClientBehaviour {
+  Seconds ttft_timeout_s = kNever;   ///< abandon when no first token by then (per attempt)
+  Seconds total_timeout_s = kNever;  ///< abandon when not finished by then (per attempt)
+  RetryPolicy retry = RetryPolicy::kNone;
+  std::int32_t max_attempts = 1;     ///< attempts in all, including the first
+  Seconds retry_interval_s = 0.1;    ///< kFixed: the sleep between attempts
+  Seconds backoff_base_s = 1.0;      ///< kBackoffJitter: base when no Retry-After is given
+  Seconds backoff_max_s = 30.0;
+  Seconds jitter_s = 0.5;            ///< kBackoffJitter: uniform [0, jitter_s) added
+  double retry_budget = 0.0;         ///< retries allowed per first attempt (0.2 = 20%); 0 = none
+  bool use_retry_after = true;       ///< kBackoffJitter: base = Retry-After when present
+};
+
+/// Per-request SLOs (goodput counts requests meeting every one given) and population
+/// objectives (reported pass/fail).
+struct Slo {
+  std::optional<Seconds> ttft_s;
+  std::optional<Seconds> tpot_s;
+  std::optional<Seconds> e2e_s;
+};
+
+struct Objectives {
+  std::optional<Seconds> ttft_p95_s;
+  std::optional<Seconds> tpot_p95_s;
+  std::optional<Seconds> e2e_p99_s;
+  std::optional<double> goodput_fraction;  ///< of completed requests meeting every SLO
+};
+
+/// Engine and admission settings a scenario may carry; command-line flags override them.
+/// Unset fields keep the engine's / policy's defaults.
+struct ScenarioEngine {
+  std::optional<std::string> profile;
+  std::optional<std::int32_t> max_num_seqs;
+  std::optional<std::int32_t> max_num_batched_tokens;
+  std::optional<bool> slo_budgets;  ///< derive budgets from the TPOT SLO
+  std::optional<std::int64_t> slo_budget_context_tokens;
+  std::optional<bool> enable_chunked_prefill;
+  std::optional<std::string> scheduling;  ///< "fcfs" or "priority"
+  std::optional<Seconds> priority_aging_s;
+  std::optional<std::int32_t> max_preemptions;
+  std::optional<std::int32_t> num_gpu_blocks;
+  std::optional<bool> propagate_cancellation;
+};
+
+struct ScenarioAdmission {
+  std::optional<std::int32_t> max_num_queued_reqs;
+  std::optional<std::int64_t> max_num_queued_tokens;
+  std::optional<double> kv_headroom;
+  std::optional<bool> queue_deadline;
+  std::optional<std::int32_t> degrade_max_tokens;
+  struct Tenant {
+    std::string name;
+    double rate_rps = 0;
+    double burst = 1;
+  };
+  std::vector<Tenant> tenants;
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;  ///< where it was loaded from
+  std::uint64_t seed = 1;
+  ArrivalProcess arrival;
+  std::vector<RequestClass> classes;
+  ClientBehaviour client;
+  Slo slo;
+  Objectives objectives;
+  ScenarioEngine engine;
+  ScenarioAdmission admission;
+
+  /// Length of the arrival schedule, seconds (sum of steps, the Poisson duration, or the
+  /// trace window).
+  Seconds ArrivalSpan() const;
+};
+
+/// Loads and validates a scenario file. Relative trace paths are resolved against the
+/// scenario file's directory, then the current directory. Throws config::ConfigError naming
+/// the file, line, field and value.
+Scenario LoadScenario(const std::string& path);
+/// The same from YAML text (tests); `origin` names it in errors, `base_dir` resolves traces.
+Scenario LoadScenarioFromString(const std::string& yaml, const std::string& origin,
+                                const std::string& base_dir = ".");
+
+}  // namespace spillway
