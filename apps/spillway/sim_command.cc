@@ -35,6 +35,8 @@ struct SimArgs {
   std::int32_t max_num_seqs = 0;
   std::int32_t max_num_batched_tokens = 0;
   std::int32_t max_num_queued_reqs = 0;
+  double rate_multiplier = 0;
+  double time_scale = 0;
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -103,7 +105,16 @@ int RunCapacity(const Scenario& sc, const RunConfig& rc, const SimArgs& a) {
 }
 
 int RunSim(const SimArgs& a) {
-  const Scenario sc = LoadScenario(a.scenario);
+  Scenario sc = LoadScenario(a.scenario);
+  if (a.rate_multiplier > 0 || a.time_scale > 0) {
+    if (sc.arrival.kind != ArrivalProcess::Kind::kTrace) {
+      std::cerr << "spillway sim: --rate-multiplier and --time-scale apply to trace scenarios\n";
+      return 2;
+    }
+    sc.arrival.rate_multiplier =
+        a.rate_multiplier > 0 ? a.rate_multiplier : sc.arrival.rate_multiplier;
+    sc.arrival.time_scale = a.time_scale > 0 ? a.time_scale : sc.arrival.time_scale;
+  }
   const std::string profile_dir = a.profile_dir.empty() ? DefaultProfileDir() : a.profile_dir;
   std::vector<std::string> policies =
       a.compare.empty() ? std::vector<std::string>{a.policy} : SplitCommas(a.compare);
@@ -181,6 +192,12 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "Override max_num_batched_tokens");
   sim->add_option("--max-num-queued-reqs", args->max_num_queued_reqs,
                   "Override the waiting-queue bound (tail-drop, predictive)");
+  sim->add_option("--rate-multiplier", args->rate_multiplier,
+                  "Trace replay: send each trace request this many times on average (3 = 3x load)")
+      ->check(CLI::PositiveNumber);
+  sim->add_option("--time-scale", args->time_scale,
+                  "Trace replay: multiply trace timestamps (0.5 = twice as fast)")
+      ->check(CLI::PositiveNumber);
   sim->callback([args, exit_code] {
     try {
       *exit_code = RunSim(*args);

@@ -147,6 +147,8 @@ RunSummary RunRecorder::Finish(double duration_s, double makespan_s) {
   s_.tpot_s = Summarize(tpot_);
   s_.e2e_s = Summarize(e2e_);
   s_.itl_s = itl_.Summary();
+  s_.queue_time_s = Summarize(queue_time_);
+  s_.prefill_time_s = Summarize(prefill_time_);
   for (std::size_t i = 0; i < s_.phases.size(); ++i) {
     PhaseSummary& p = s_.phases[i];
     const double len = p.end_s - p.start_s;

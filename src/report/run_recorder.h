@@ -49,6 +49,11 @@ class RunRecorder {
   void OnRejected(Seconds t, Seconds sent_s, int http_status, std::string_view reason);
   void OnInterTokenGap(Seconds gap_s) { itl_.Add(gap_s); }
   void OnRequestDone(const RequestOutcome& outcome);
+  /// Engine-side timing of a request that got its first token: queue and prefill time.
+  void OnEngineTiming(Seconds queue_s, Seconds prefill_s) {
+    queue_time_.push_back(queue_s);
+    prefill_time_.push_back(prefill_s);
+  }
   void OnEngineStep(Seconds busy_s, Seconds wasted_s, std::int32_t prefill_tokens);
   /// Gauges at the end of second `second` (summed over engines; kv_usage averaged).
   void OnGauges(std::int64_t second, std::int32_t waiting, std::int32_t running, double kv_usage);
@@ -71,6 +76,8 @@ class RunRecorder {
   std::vector<double> ttft_;
   std::vector<double> tpot_;
   std::vector<double> e2e_;
+  std::vector<double> queue_time_;
+  std::vector<double> prefill_time_;
   std::vector<std::vector<double>> phase_ttft_;
   LogHistogram itl_;
 };

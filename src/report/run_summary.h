@@ -73,10 +73,18 @@ struct RunSummary {
   double throughput_rps = 0;  ///< completed / duration_s
   double slo_attainment = 0;  ///< good / offered
 
-  Percentiles ttft_s;  ///< requests that got a first token
-  Percentiles tpot_s;  ///< completed, > 1 output token: (e2e - ttft) / (tokens - 1)
-  Percentiles itl_s;   ///< every gap between consecutive tokens
-  Percentiles e2e_s;   ///< completed requests
+  Percentiles ttft_s;          ///< requests that got a first token
+  Percentiles tpot_s;          ///< completed, > 1 output token: (e2e - ttft) / (tokens - 1)
+  Percentiles itl_s;           ///< every gap between consecutive tokens
+  Percentiles e2e_s;           ///< completed requests
+  Percentiles queue_time_s;    ///< engine side: arrival to first scheduled (vLLM queue time)
+  Percentiles prefill_time_s;  ///< engine side: first scheduled to first token
+
+  /// The admission controller's estimates at the end of the run (engine 0), for checking
+  /// them against what the run measured: mu_hat, prefill throughput beside decodes, step time.
+  double est_service_rate_rps = 0;
+  double est_prefill_tokens_per_s = 0;
+  double est_step_time_s = 0;
 
   double engine_busy_s = 0;
   double wasted_engine_s = 0;  ///< engine time on requests whose client had already gone

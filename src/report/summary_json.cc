@@ -83,6 +83,11 @@ json::object ToValue(const RunSummary& s) {
   o["tpot_s"] = PercentilesJson(s.tpot_s);
   o["itl_s"] = PercentilesJson(s.itl_s);
   o["e2e_s"] = PercentilesJson(s.e2e_s);
+  o["queue_time_s"] = PercentilesJson(s.queue_time_s);
+  o["prefill_time_s"] = PercentilesJson(s.prefill_time_s);
+  o["estimates"] = json::object{{"service_rate_rps", s.est_service_rate_rps},
+                                {"prefill_tokens_per_s", s.est_prefill_tokens_per_s},
+                                {"step_time_s", s.est_step_time_s}};
   o["engine_busy_s"] = s.engine_busy_s;
   o["wasted_engine_s"] = s.wasted_engine_s;
   o["max_waiting"] = s.max_waiting;

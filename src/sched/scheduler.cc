@@ -201,6 +201,14 @@ void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted
   }
 }
 
+bool Scheduler::NeverFits(const Request& r) const {
+  const std::int64_t tokens = r.num_tokens();
+  if (!config_.enable_chunked_prefill && tokens > config_.max_num_batched_tokens) {
+    return true;
+  }
+  return blocks_->BlocksFor(tokens) > blocks_->num_total();
+}
+
 void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
   while (!waiting_.empty() && budget_tokens_ > 0 &&
          static_cast<std::int32_t>(running_.size()) < config_.max_num_seqs) {
@@ -210,6 +218,15 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
       waiting_.erase(waiting_.begin());
       waiting_prompt_tokens_ -= tokens;
       Retire(r, FinishReason::kDeadline, now, events);
+      continue;
+    }
+    if (NeverFits(*r)) {
+      // Waiting would wedge the queue: fail it now (a recompute that outgrew the step, or a
+      // prompt longer than the engine can ever hold).
+      waiting_.erase(waiting_.begin());
+      waiting_prompt_tokens_ -= tokens;
+      Retire(r, r->num_preemptions > 0 ? FinishReason::kPreemptionLimit : FinishReason::kRejected,
+             now, events);
       continue;
     }
     std::int64_t num_new = tokens;

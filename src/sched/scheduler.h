@@ -11,7 +11,10 @@
 //      rule), possibly itself;
 //   4. if nothing was preempted, admit waiting sequences in queue order within max_num_seqs,
 //      the token budget (chunked prefill) and the free blocks; stop at the first that does not
-//      fit (FCFS, no overtaking).
+//      fit (FCFS, no overtaking). A waiting request that can never fit (longer than the
+//      whole KV pool, or than the token budget without chunked prefill, as a recompute can
+//      grow to be) is finished at once: kPreemptionLimit if preemption made it so, else
+//      kRejected, so it cannot wedge the queue.
 // Queue order: FCFS by arrival, or priority with aging, where a request's key is
 // arrival_s + priority * priority_aging_s: a request of class p+1 waits at most priority_aging_s
 // longer than one of class p that arrived at the same time, so no class starves.
@@ -120,6 +123,9 @@ class Scheduler {
   /// Preempts the running request at or after `from` with the lowest priority / latest
   /// arrival; returns it.
   Request* PreemptVictim(std::size_t from, StepEvents* events);
+  /// True when `r` (waiting) can never be scheduled: without chunked prefill its tokens exceed
+  /// the token budget, or its KV exceeds the whole pool.
+  bool NeverFits(const Request& r) const;
   void Plan(Request* r, std::int32_t num_new, Seconds now);
   void Retire(Request* r, FinishReason reason, Seconds now, StepEvents* events);
   void EnqueueWaiting(Request* r);

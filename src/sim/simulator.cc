@@ -277,6 +277,10 @@ void Sim::OnStepDone(std::uint32_t r, Seconds now) {
 void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions) {
   for (const Request& req : events_.finished) {
     Attempt& a = attempts_[req.spec.id];
+    if (req.first_token_s != kNever) {
+      recorder_.OnEngineTiming(req.first_scheduled_s - req.spec.arrival_s,
+                               req.first_token_s - req.first_scheduled_s);
+    }
     switch (req.finish_reason) {
       case FinishReason::kLength:
       case FinishReason::kStop:
@@ -299,6 +303,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions
         break;
       }
       case FinishReason::kPreemptionLimit:
+      case FinishReason::kRejected:
         if (!a.done) {
           a.done = true;
           recorder_.OnRequestDone(
@@ -415,6 +420,10 @@ RunSummary Sim::Run() {
   s.seed = opt_.seed;
   s.replicas = opt_.replicas;
   s.cancellation_propagation = rc_.propagate_cancellation;
+  const ServiceEstimator& est = replicas_.front().admission->estimator();
+  s.est_service_rate_rps = est.service_rate_rps();
+  s.est_prefill_tokens_per_s = est.prefill_tokens_per_s();
+  s.est_step_time_s = est.step_time_s();
   return s;
 }
 

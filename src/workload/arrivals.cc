@@ -29,8 +29,8 @@ class ClassPicker {
   std::int32_t Pick(Rng& rng) const {
     const double u = rng.Uniform();
     const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), u);
-    const auto index = std::min<std::ptrdiff_t>(it - cumulative_.begin(),
-                                                static_cast<std::ptrdiff_t>(cumulative_.size()) - 1);
+    const auto index = std::min<std::ptrdiff_t>(
+        it - cumulative_.begin(), static_cast<std::ptrdiff_t>(cumulative_.size()) - 1);
     return static_cast<std::int32_t>(index);
   }
 
@@ -124,7 +124,7 @@ std::vector<Arrival> Replicate(const std::vector<TraceRecord>& records, const Sc
   arrivals.reserve(static_cast<std::size_t>(records.size() * (whole + 1)));
   for (std::size_t i = 0; i < records.size(); ++i) {
     const TraceRecord& r = records[i];
-    const Seconds next_s = i + 1 < records.size() ? records[i + 1].time_s
+    const Seconds next_s = i + 1 < records.size()   ? records[i + 1].time_s
                            : arrival.duration_s > 0 ? arrival.duration_s
                                                     : r.time_s;
     const auto copies =

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/rng.h"
@@ -12,12 +13,12 @@
 namespace spillway {
 
 struct Arrival {
-  Seconds time_s = 0;            ///< seconds from the start of the run
+  Seconds time_s = 0;  ///< seconds from the start of the run
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;  ///< requested max_tokens (generated exactly, ignore_eos)
   std::int32_t class_index = 0;    ///< into Scenario::classes; -1 for trace records
   std::int32_t priority = 0;
-  std::string_view tenant;         ///< points into the Scenario (outlives the arrivals)
+  std::string_view tenant;  ///< points into the Scenario (outlives the arrivals)
 };
 
 /// All first-attempt arrivals of `scenario`, sorted by time. For kTrace the trace is read from

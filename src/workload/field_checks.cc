@@ -14,6 +14,16 @@ Field Required(const Field& f, const std::string& key) {
   return child;
 }
 
+double RequiredPositive(const Field& f, const std::string& key) {
+  const Field child = Required(f, key);
+  return config::Positive(child, child.AsDouble());
+}
+
+double RequiredNonNegative(const Field& f, const std::string& key) {
+  const Field child = Required(f, key);
+  return config::NonNegative(child, child.AsDouble());
+}
+
 std::int64_t IntIn(const Field& f, std::int64_t lo, std::int64_t hi) {
   const std::int64_t value = f.AsInt();
   if (value < lo) {
@@ -34,8 +44,7 @@ std::optional<double> OptPositive(const Field& f) {
 }
 
 std::optional<double> OptNonNegative(const Field& f) {
-  return f.present() ? std::optional<double>(config::NonNegative(f, f.AsDouble()))
-                     : std::nullopt;
+  return f.present() ? std::optional<double>(config::NonNegative(f, f.AsDouble())) : std::nullopt;
 }
 
 std::optional<bool> OptBool(const Field& f) {

@@ -14,6 +14,10 @@ namespace spillway::field_checks {
 
 /// The child `key` of map `f`; fails on `f` ("missing required field 'key'") when absent.
 config::Field Required(const config::Field& f, const std::string& key);
+/// The required child `key` of `f` as a number > 0.
+double RequiredPositive(const config::Field& f, const std::string& key);
+/// The required child `key` of `f` as a number >= 0.
+double RequiredNonNegative(const config::Field& f, const std::string& key);
 
 /// An integer in [lo, hi]; fails on non-integers ("must be an integer") and out-of-range values.
 std::int64_t IntIn(const config::Field& f, std::int64_t lo, std::int64_t hi);

@@ -46,15 +46,15 @@ enum class TraceFormat : std::uint8_t { kAzureCsv, kMooncakeJsonl };
 struct ArrivalProcess {
   enum class Kind : std::uint8_t { kPoisson, kSteps, kTrace };
   Kind kind = Kind::kPoisson;
-  double rate_rps = 0;        ///< kPoisson
-  Seconds duration_s = 0;     ///< kPoisson; for kTrace the replay window (0 = whole trace)
+  double rate_rps = 0;          ///< kPoisson
+  Seconds duration_s = 0;       ///< kPoisson; for kTrace the replay window (0 = whole trace)
   std::vector<RateStep> steps;  ///< kSteps: Poisson at each rate for its duration, in order
   // kTrace
-  std::string trace_file;       ///< resolved path
+  std::string trace_file;  ///< resolved path
   TraceFormat trace_format = TraceFormat::kAzureCsv;
-  Seconds trace_start_s = 0;    ///< offset into the trace (after time scaling)
-  double time_scale = 1.0;      ///< multiplies trace timestamps (0.5 = twice as fast)
-  double rate_multiplier = 1.0; ///< each trace request replayed this many times on average
+  Seconds trace_start_s = 0;     ///< offset into the trace (after time scaling)
+  double time_scale = 1.0;       ///< multiplies trace timestamps (0.5 = twice as fast)
+  double rate_multiplier = 1.0;  ///< each trace request replayed this many times on average
 };
 
 enum class RetryPolicy : std::uint8_t { kNone, kFixed, kBackoffJitter };
@@ -63,13 +63,13 @@ struct ClientBehaviour {
   Seconds ttft_timeout_s = kNever;   ///< abandon when no first token by then (per attempt)
   Seconds total_timeout_s = kNever;  ///< abandon when not finished by then (per attempt)
   RetryPolicy retry = RetryPolicy::kNone;
-  std::int32_t max_attempts = 1;     ///< attempts in all, including the first
-  Seconds retry_interval_s = 0.1;    ///< kFixed: the sleep between attempts
-  Seconds backoff_base_s = 1.0;      ///< kBackoffJitter: base when no Retry-After is given
+  std::int32_t max_attempts = 1;   ///< attempts in all, including the first
+  Seconds retry_interval_s = 0.1;  ///< kFixed: the sleep between attempts
+  Seconds backoff_base_s = 1.0;    ///< kBackoffJitter: base when no Retry-After is given
   Seconds backoff_max_s = 30.0;
-  Seconds jitter_s = 0.5;            ///< kBackoffJitter: uniform [0, jitter_s) added
-  double retry_budget = 0.0;         ///< retries allowed per first attempt (0.2 = 20%); 0 = none
-  bool use_retry_after = true;       ///< kBackoffJitter: base = Retry-After when present
+  Seconds jitter_s = 0.5;       ///< kBackoffJitter: uniform [0, jitter_s) added
+  double retry_budget = 0.0;    ///< retries allowed per first attempt (0.2 = 20%); 0 = none
+  bool use_retry_after = true;  ///< kBackoffJitter: base = Retry-After when present
 };
 
 /// Per-request SLOs (goodput counts requests meeting every one given) and population

@@ -17,12 +17,14 @@ namespace {
 using config::Field;
 using field_checks::EnumOf;
 using field_checks::IntIn;
+using field_checks::NonEmptyString;
 using field_checks::OptBool;
 using field_checks::OptIntIn;
 using field_checks::OptNonNegative;
 using field_checks::OptPositive;
-using field_checks::NonEmptyString;
 using field_checks::Required;
+using field_checks::RequiredNonNegative;
+using field_checks::RequiredPositive;
 
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 constexpr std::int64_t kInt64Max = 9'000'000'000'000'000;  // Field::AsInt's own limit
@@ -44,8 +46,8 @@ TokenDist ParseLognormal(const Field& f) {
   f.RequireKnownKeys({"dist", "mean", "cv", "min", "max"});
   TokenDist d;
   d.kind = TokenDist::Kind::kLognormal;
-  d.mean = config::Positive(Required(f, "mean"), Required(f, "mean").AsDouble());
-  d.cv = config::NonNegative(Required(f, "cv"), Required(f, "cv").AsDouble());
+  d.mean = RequiredPositive(f, "mean");
+  d.cv = RequiredNonNegative(f, "cv");
   d.min = f["min"].present() ? TokenCount(f["min"]) : 1;
   d.max = TokenCount(Required(f, "max"));
   if (d.min > d.max) {
@@ -101,8 +103,8 @@ void CheckExpectedArrivals(const Field& f, double expected) {
 
 void ParsePoisson(const Field& f, ArrivalProcess* a) {
   f.RequireKnownKeys({"process", "rate", "duration_s"});
-  a->rate_rps = config::Positive(Required(f, "rate"), f["rate"].AsDouble());
-  a->duration_s = config::Positive(Required(f, "duration_s"), f["duration_s"].AsDouble());
+  a->rate_rps = RequiredPositive(f, "rate");
+  a->duration_s = RequiredPositive(f, "duration_s");
   CheckExpectedArrivals(f["rate"], a->rate_rps * a->duration_s);
 }
 
@@ -119,8 +121,8 @@ void ParseSteps(const Field& f, ArrivalProcess* a) {
     }
     s.RequireKnownKeys({"rate", "duration_s"});
     RateStep step;
-    step.rate_rps = config::Positive(Required(s, "rate"), s["rate"].AsDouble());
-    step.duration_s = config::Positive(Required(s, "duration_s"), s["duration_s"].AsDouble());
+    step.rate_rps = RequiredPositive(s, "rate");
+    step.duration_s = RequiredPositive(s, "duration_s");
     expected += step.rate_rps * step.duration_s;
     a->steps.push_back(step);
   }
@@ -150,8 +152,8 @@ std::string ResolveTracePath(const Field& f, const std::string& base_dir) {
 }
 
 void ParseTrace(const Field& f, const std::string& base_dir, ArrivalProcess* a) {
-  f.RequireKnownKeys({"process", "file", "format", "start_s", "duration_s", "time_scale",
-                      "rate_multiplier"});
+  f.RequireKnownKeys(
+      {"process", "file", "format", "start_s", "duration_s", "time_scale", "rate_multiplier"});
   a->trace_file = ResolveTracePath(Required(f, "file"), base_dir);
   a->trace_format = GuessTraceFormat(a->trace_file);
   if (f["format"].present()) {
@@ -205,8 +207,8 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   if (tokens_required || f["output_tokens"].present()) {
     c.output_tokens = ParseTokenDist(Required(f, "output_tokens"));
   }
-  c.priority = static_cast<std::int32_t>(
-      OptIntIn(f["priority"], -kInt32Max, kInt32Max).value_or(0));
+  c.priority =
+      static_cast<std::int32_t>(OptIntIn(f["priority"], -kInt32Max, kInt32Max).value_or(0));
   if (f["tenant"].present()) {
     c.tenant = NonEmptyString(f["tenant"]);
   }
@@ -250,26 +252,25 @@ void ParseRetry(const Field& f, ClientBehaviour* c) {
     f.RequireKnownKeys({"policy"});
     return;
   }
-  const Field attempts = Required(f, "max_attempts");
-  c->max_attempts = static_cast<std::int32_t>(IntIn(attempts, 1, kMaxAttempts));
-  c->retry_budget = OptNonNegative(f["budget"]).value_or(0);
   if (policy == "fixed") {
     f.RequireKnownKeys({"policy", "max_attempts", "interval_s", "budget"});
     c->retry = RetryPolicy::kFixed;
     c->retry_interval_s = OptNonNegative(f["interval_s"]).value_or(c->retry_interval_s);
-    return;
+  } else {
+    f.RequireKnownKeys({"policy", "max_attempts", "base_s", "max_backoff_s", "jitter_s", "budget",
+                        "use_retry_after"});
+    c->retry = RetryPolicy::kBackoffJitter;
+    c->backoff_base_s = OptPositive(f["base_s"]).value_or(c->backoff_base_s);
+    c->backoff_max_s = OptPositive(f["max_backoff_s"]).value_or(c->backoff_max_s);
+    c->jitter_s = OptNonNegative(f["jitter_s"]).value_or(c->jitter_s);
+    c->use_retry_after = OptBool(f["use_retry_after"]).value_or(c->use_retry_after);
+    if (c->backoff_max_s < c->backoff_base_s) {
+      (f["max_backoff_s"].present() ? f["max_backoff_s"] : f["base_s"])
+          .Fail("max_backoff_s must be >= base_s");
+    }
   }
-  f.RequireKnownKeys({"policy", "max_attempts", "base_s", "max_backoff_s", "jitter_s", "budget",
-                      "use_retry_after"});
-  c->retry = RetryPolicy::kBackoffJitter;
-  c->backoff_base_s = OptPositive(f["base_s"]).value_or(c->backoff_base_s);
-  c->backoff_max_s = OptPositive(f["max_backoff_s"]).value_or(c->backoff_max_s);
-  c->jitter_s = OptNonNegative(f["jitter_s"]).value_or(c->jitter_s);
-  c->use_retry_after = OptBool(f["use_retry_after"]).value_or(c->use_retry_after);
-  if (c->backoff_max_s < c->backoff_base_s) {
-    (f["max_backoff_s"].present() ? f["max_backoff_s"] : f["base_s"])
-        .Fail("max_backoff_s must be >= base_s");
-  }
+  c->max_attempts = static_cast<std::int32_t>(IntIn(Required(f, "max_attempts"), 1, kMaxAttempts));
+  c->retry_budget = OptNonNegative(f["budget"]).value_or(0);
 }
 
 ClientBehaviour ParseClient(const Field& f) {
@@ -346,7 +347,7 @@ std::vector<ScenarioAdmission::Tenant> ParseTenants(const Field& f) {
     t.RequireKnownKeys({"name", "rate_rps", "burst"});
     ScenarioAdmission::Tenant tenant;
     tenant.name = NonEmptyString(Required(t, "name"));
-    tenant.rate_rps = config::Positive(Required(t, "rate_rps"), t["rate_rps"].AsDouble());
+    tenant.rate_rps = RequiredPositive(t, "rate_rps");
     tenant.burst = t["burst"].present() ? t["burst"].AsDouble() : 1.0;
     if (!(tenant.burst >= 1)) {
       t["burst"].Fail("must be >= 1 (requests)");
@@ -387,8 +388,8 @@ Scenario ParseScenario(const Field& root, const std::string& file, const std::st
   if (!root.is_map()) {
     root.Fail("a scenario must be a YAML map");
   }
-  root.RequireKnownKeys({"name", "seed", "arrival", "classes", "client", "slo", "objectives",
-                         "engine", "admission"});
+  root.RequireKnownKeys(
+      {"name", "seed", "arrival", "classes", "client", "slo", "objectives", "engine", "admission"});
   Scenario s;
   s.file = file;
   s.name = NonEmptyString(Required(root, "name"));

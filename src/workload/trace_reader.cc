@@ -89,9 +89,9 @@ bool ParseInt(std::string_view s, std::int64_t* out) {
 std::int64_t DaysFromCivil(std::int64_t y, std::int64_t m, std::int64_t d) {
   y -= m <= 2 ? 1 : 0;
   const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const std::int64_t yoe = y - era * 400;                                 // [0, 399]
+  const std::int64_t yoe = y - era * 400;                                    // [0, 399]
   const std::int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;  // [0, 365]
-  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;         // [0, 146096]
+  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;            // [0, 146096]
   return era * 146097 + doe - 719468;
 }
 
@@ -139,9 +139,9 @@ std::int32_t ParseTokens(std::string_view field, const char* column, const std::
                          std::size_t line) {
   std::int64_t value = 0;
   if (!ParseInt(field, &value) || value < 1 || value > std::numeric_limits<std::int32_t>::max()) {
-    FailLine(path, line,
-             std::string(column) + ": must be a positive integer, got '" + std::string(field) +
-                 "'");
+    FailLine(
+        path, line,
+        std::string(column) + ": must be a positive integer, got '" + std::string(field) + "'");
   }
   return static_cast<std::int32_t>(value);
 }
@@ -153,25 +153,27 @@ RawRecord ParseAzureLine(std::string_view line, const std::string& path, std::si
   while (true) {
     const std::size_t comma = line.find(',', start);
     if (count == 3) {
-      FailLine(path, number, "expected 3 columns (" + std::string(kAzureHeader) + "), got '" +
-                                 std::string(line) + "'");
+      FailLine(path, number,
+               "expected 3 columns (" + std::string(kAzureHeader) + "), got '" + std::string(line) +
+                   "'");
     }
-    fields[count++] = Trim(line.substr(start, comma == std::string_view::npos ? comma
-                                                                             : comma - start));
+    fields[count++] =
+        Trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
     if (comma == std::string_view::npos) {
       break;
     }
     start = comma + 1;
   }
   if (count != 3) {
-    FailLine(path, number, "missing column: expected 3 (" + std::string(kAzureHeader) +
-                               "), got '" + std::string(line) + "'");
+    FailLine(path, number,
+             "missing column: expected 3 (" + std::string(kAzureHeader) + "), got '" +
+                 std::string(line) + "'");
   }
   RawRecord r;
   if (!ParseTimestamp(fields[0], &r.whole_s, &r.frac_s)) {
-    FailLine(path, number,
-             "TIMESTAMP: expected 'YYYY-MM-DD HH:MM:SS.fffffff', got '" + std::string(fields[0]) +
-                 "'");
+    FailLine(
+        path, number,
+        "TIMESTAMP: expected 'YYYY-MM-DD HH:MM:SS.fffffff', got '" + std::string(fields[0]) + "'");
   }
   r.prompt_tokens = ParseTokens(fields[1], "ContextTokens", path, number);
   r.output_tokens = ParseTokens(fields[2], "GeneratedTokens", path, number);
@@ -184,8 +186,9 @@ std::vector<RawRecord> ReadAzure(const std::string& path, const std::string& tex
   ForEachLine(text, [&](std::size_t number, std::string_view line) {
     if (!header_seen) {
       if (line != kAzureHeader) {
-        FailLine(path, number, "expected the header '" + std::string(kAzureHeader) + "', got '" +
-                                   std::string(line) + "'");
+        FailLine(path, number,
+                 "expected the header '" + std::string(kAzureHeader) + "', got '" +
+                     std::string(line) + "'");
       }
       header_seen = true;
       return;
@@ -228,9 +231,9 @@ RawRecord ParseMooncakeLine(std::string_view line, const std::string& path, std:
   }
   const double ms = ts->to_number<double>(ec);
   if (ec || !(ms >= 0) || ms > 1e15) {
-    FailLine(path, number,
-             "\"timestamp\": must be a number of milliseconds >= 0, got " +
-                 boost::json::serialize(*ts));
+    FailLine(
+        path, number,
+        "\"timestamp\": must be a number of milliseconds >= 0, got " + boost::json::serialize(*ts));
   }
   RawRecord r;
   r.whole_s = static_cast<std::int64_t>(ms / 1000.0);

@@ -54,8 +54,9 @@ void ExpectCountNear(double observed, double expected, double variance, double s
 }
 
 void ExpectSortedWithin(const std::vector<Arrival>& arrivals, Seconds end_s) {
-  ASSERT_TRUE(std::is_sorted(arrivals.begin(), arrivals.end(),
-                             [](const Arrival& a, const Arrival& b) { return a.time_s < b.time_s; }));
+  ASSERT_TRUE(
+      std::is_sorted(arrivals.begin(), arrivals.end(),
+                     [](const Arrival& a, const Arrival& b) { return a.time_s < b.time_s; }));
   for (const Arrival& a : arrivals) {
     ASSERT_GE(a.time_s, 0);
     ASSERT_LT(a.time_s, end_s);
@@ -158,11 +159,10 @@ TEST(ArrivalsTest, DeterministicForASeed) {
     ASSERT_EQ(a[i].class_index, b[i].class_index);
     ASSERT_EQ(a[i].prompt_tokens, b[i].prompt_tokens);
   }
-  const bool same = a.size() == c.size() &&
-                    std::equal(a.begin(), a.end(), c.begin(), [](const Arrival& x,
-                                                                 const Arrival& y) {
-                      return x.time_s == y.time_s;
-                    });
+  const bool same = a.size() == c.size() && std::equal(a.begin(), a.end(), c.begin(),
+                                                       [](const Arrival& x, const Arrival& y) {
+                                                         return x.time_s == y.time_s;
+                                                       });
   EXPECT_FALSE(same);
 
   // Times come from their own stream: a different token distribution keeps them.
@@ -272,13 +272,13 @@ TEST(TraceArrivalsTest, WindowAndTimeScale) {
   const TempDir dir;
   std::string csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
   for (int i = 0; i < 10; ++i) {
-    csv += "2024-05-01 12:00:0" + std::to_string(i) + ".0000000," + std::to_string(i + 1) +
-           ",9\n";
+    csv += "2024-05-01 12:00:0" + std::to_string(i) + ".0000000," + std::to_string(i + 1) + ",9\n";
   }
   const std::string file = dir.Write("t.csv", csv);
   // Scaled times 0, 2, ..., 18; the window [4, 10) keeps 4, 6, 8 -> 0, 2, 4.
-  Scenario s = TraceScenario(file, "  time_scale: 2\n  start_s: 4\n  duration_s: 6\n"
-                                   "classes: [{name: t, priority: 2, tenant: acme}]\n");
+  Scenario s = TraceScenario(file,
+                             "  time_scale: 2\n  start_s: 4\n  duration_s: 6\n"
+                             "classes: [{name: t, priority: 2, tenant: acme}]\n");
   EXPECT_DOUBLE_EQ(s.ArrivalSpan(), 6);
   const std::vector<Arrival> arrivals = GenerateArrivals(s, 1);
   ASSERT_EQ(arrivals.size(), 3u);

@@ -1,4 +1,7 @@
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -101,6 +104,21 @@ TEST(ScenarioLoaderTest, LoadsAzureConvFromTheSharedTrace) {
   EXPECT_EQ(s.slo.ttft_s, 2.0);
   EXPECT_EQ(s.slo.tpot_s, 0.1);
   EXPECT_EQ(s.engine.profile, "h100-llama3-8b");
+}
+
+TEST(ScenarioLoaderTest, TheDocumentedExampleLoads) {
+  std::ifstream in(kSourceDir + "/docs/scenarios.md");
+  ASSERT_TRUE(in) << "docs/scenarios.md missing";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t section = doc.find("## A complete example");
+  ASSERT_NE(section, std::string::npos);
+  const std::size_t begin = doc.find("```yaml\n", section) + 8;
+  const std::size_t end = doc.find("```", begin);
+  const Scenario s = LoadScenarioFromString(doc.substr(begin, end - begin), "scenarios.md");
+  ASSERT_EQ(s.classes.size(), 3u);
+  EXPECT_EQ(s.classes[2].prompt_tokens.kind, TokenDist::Kind::kLognormal);
+  EXPECT_EQ(s.client.retry, RetryPolicy::kBackoffJitter);
+  EXPECT_EQ(s.admission.tenants.size(), 1u);
 }
 
 TEST(ScenarioLoaderTest, AppliesDefaults) {
@@ -262,14 +280,15 @@ struct ErrorCase {
   std::vector<std::string> expected;  ///< substrings of the message
 };
 
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.label; }
+
 class ScenarioErrorTest : public ::testing::TestWithParam<ErrorCase> {};
 
 TEST_P(ScenarioErrorTest, NamesFileLineFieldAndValue) {
   const std::string message = LoadError(GetParam().yaml);
   ASSERT_FALSE(message.empty()) << "expected an error";
   for (const std::string& part : GetParam().expected) {
-    EXPECT_NE(message.find(part), std::string::npos)
-        << "missing '" << part << "' in: " << message;
+    EXPECT_NE(message.find(part), std::string::npos) << "missing '" << part << "' in: " << message;
   }
 }
 
@@ -291,14 +310,15 @@ INSTANTIATE_TEST_SUITE_P(
                   kHead + "classes:\n  - name: a\n    prompt_tokens: 1\n    output_tokens: 1\n"
                           "    sahre: 0.5\n",
                   {"test.yaml:7: classes[0].sahre: unknown field", "got '0.5'"}},
-        ErrorCase{"KeyOfAnotherProcess",
-                  "name: x\narrival: {process: steps, rate: 3, steps: [{rate: 1, duration_s: 1}]}\n" +
-                      kClasses,
-                  {"test.yaml:2: arrival.rate: unknown field (known: process, steps)", "'3'"}},
-        ErrorCase{"BadProcess",
-                  "name: x\narrival:\n  process: burst\n" + kClasses,
-                  {"test.yaml:3: arrival.process: must be one of: poisson, steps, trace",
-                   "got 'burst'"}},
+        ErrorCase{
+            "KeyOfAnotherProcess",
+            "name: x\narrival: {process: steps, rate: 3, steps: [{rate: 1, duration_s: 1}]}\n" +
+                kClasses,
+            {"test.yaml:2: arrival.rate: unknown field (known: process, steps)", "'3'"}},
+        ErrorCase{
+            "BadProcess",
+            "name: x\narrival:\n  process: burst\n" + kClasses,
+            {"test.yaml:3: arrival.process: must be one of: poisson, steps, trace", "got 'burst'"}},
         ErrorCase{"BadRetryPolicy",
                   kHead + kClasses + "client:\n  retry:\n    policy: exponential\n",
                   {"test.yaml:6: client.retry.policy: must be one of: none, fixed, "
@@ -318,7 +338,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"UniformMinAboveMax",
                   kHead + "classes:\n  - name: a\n    prompt_tokens: {dist: uniform, min: 50, "
                           "max: 10}\n    output_tokens: 1\n",
-                  {"test.yaml:4: classes[0].prompt_tokens.min: must be <= max (10), got '50'"}},
+                  {"test.yaml:5: classes[0].prompt_tokens.min: must be <= max (10), got '50'"}},
         ErrorCase{"LognormalMeanOutsideBounds",
                   kHead + "classes:\n  - name: a\n    prompt_tokens: 1\n    output_tokens:\n"
                           "      {dist: lognormal, mean: 900, cv: 1, max: 500}\n",
@@ -359,27 +379,26 @@ INSTANTIATE_TEST_SUITE_P(
                   kHead + kClasses + "admission:\n  kv_headroom: 1.5\n",
                   {"test.yaml:5: admission.kv_headroom: must be in (0, 1], got '1.5'"}},
         ErrorCase{"TenantBurstBelowOne",
-                  kHead + kClasses + "admission:\n  tenants:\n    - {name: t, rate_rps: 1, "
-                                     "burst: 0.5}\n",
+                  kHead + kClasses +
+                      "admission:\n  tenants:\n    - {name: t, rate_rps: 1, "
+                      "burst: 0.5}\n",
                   {"test.yaml:6: admission.tenants[0].burst: must be >= 1", "got '0.5'"}},
         ErrorCase{"TooManyArrivals",
-                  "name: x\narrival: {process: poisson, rate: 1e6, duration_s: 3600}\n" +
-                      kClasses,
+                  "name: x\narrival: {process: poisson, rate: 1e6, duration_s: 3600}\n" + kClasses,
                   {"test.yaml:2: arrival.rate: asks for about 3600000000 arrivals", "'1e6'"}},
         ErrorCase{"MissingTraceFile",
                   "name: x\narrival:\n  process: trace\n  file: no/such/trace.csv\n",
                   {"test.yaml:4: arrival.file: trace file not found (tried no/such/trace.csv",
                    "got 'no/such/trace.csv'"}},
-        ErrorCase{"InvalidYaml",
-                  "name: x\narrival: {process: poisson\n",
-                  {"test.yaml:", "invalid YAML"}},
+        ErrorCase{
+            "InvalidYaml", "name: x\narrival: {process: poisson\n", {"test.yaml:", "invalid YAML"}},
         ErrorCase{"NotAMap", "- just\n- a list\n", {"test.yaml:1: (top level): ", "a list"}}),
     [](const ::testing::TestParamInfo<ErrorCase>& info) { return info.param.label; });
 
 TEST(ScenarioLoaderTest, MissingTraceErrorNamesTheResolvedPathTried) {
   const TempDir dir;
-  const std::string message = LoadError(
-      "name: x\narrival: {process: trace, file: gone.csv}\n", dir.path().string());
+  const std::string message =
+      LoadError("name: x\narrival: {process: trace, file: gone.csv}\n", dir.path().string());
   EXPECT_NE(message.find("arrival.file"), std::string::npos) << message;
   EXPECT_NE(message.find((dir.path() / "gone.csv").string()), std::string::npos) << message;
 }

@@ -1,0 +1,114 @@
+#include "report/run_recorder.h"
+
+#include <gtest/gtest.h>
+
+#include "report/summary_json.h"
+#include "report/table.h"
+
+namespace spillway {
+namespace {
+
+RequestOutcome Completed(Seconds sent, Seconds first, Seconds done, std::int32_t tokens) {
+  return {RequestOutcome::Kind::kCompleted, sent, first, done, tokens};
+}
+
+TEST(RunRecorderTest, GoodMeansWithinEverySloGiven) {
+  RunRecorder r(GoodputSlo{1.0, 0.05, std::nullopt}, {});
+  // TTFT 0.5 s, TPOT (2.5 - 0.5) / (41 - 1) = 0.05 s: good (bounds are inclusive).
+  EXPECT_TRUE(r.IsGood(Completed(0, 0.5, 2.5, 41)));
+  EXPECT_FALSE(r.IsGood(Completed(0, 1.2, 2.5, 41)));  // TTFT over
+  EXPECT_FALSE(r.IsGood(Completed(0, 0.5, 2.6, 41)));  // TPOT 0.0525 over
+  EXPECT_TRUE(r.IsGood(Completed(0, 0.5, 0.5, 1)));    // one token: no TPOT
+  EXPECT_FALSE(r.IsGood({RequestOutcome::Kind::kAbandoned, 0, 0.5, 2.0, 10}));
+}
+
+TEST(RunRecorderTest, SummaryArithmeticMatchesHandComputedValues) {
+  RunRecorder r(GoodputSlo{1.0, std::nullopt, std::nullopt}, {{0, 10, 2.0}, {10, 20, 6.0}});
+  for (double t : {1.0, 2.0, 11.0, 12.0, 13.0}) {
+    r.OnOffered(t, true);
+  }
+  r.OnOffered(14.0, false);  // a retry
+  r.OnAdmitted(1.0, 1.0, false);
+  r.OnAdmitted(2.0, 2.0, true);
+  r.OnAdmitted(11.0, 11.0, false);
+  r.OnRejected(12.0, 12.0, 429, "queue_delay_exceeded");
+  r.OnRejected(13.0, 13.0, 503, "queue_full");
+  r.OnRejected(14.0, 14.0, 429, "queue_delay_exceeded");
+  r.OnRequestDone(Completed(1.0, 1.5, 3.0, 4));  // TTFT 0.5: good, e2e 2.0
+  r.OnRequestDone(Completed(2.0, 3.5, 5.0, 4));  // TTFT 1.5: not good, e2e 3.0
+  r.OnRequestDone({RequestOutcome::Kind::kAbandoned, 11.0, kNever, 13.0, 0});
+  r.OnEngineStep(2.0, 0.5, 100);
+  r.OnEngineStep(1.0, 0.0, 0);
+  r.OnGauges(3, 7, 2, 0.25);
+  const RunSummary s = r.Finish(20.0, 21.0);
+
+  EXPECT_EQ(s.offered, 6);
+  EXPECT_EQ(s.first_attempts, 5);
+  EXPECT_EQ(s.retries, 1);
+  EXPECT_EQ(s.admitted, 3);
+  EXPECT_EQ(s.degraded, 1);
+  EXPECT_EQ(s.rejected_total, 3);
+  EXPECT_EQ(s.rejected_by_status.at("429"), 2);
+  EXPECT_EQ(s.rejected_by_status.at("503"), 1);
+  EXPECT_EQ(s.rejected_by_reason.at("queue_delay_exceeded"), 2);
+  EXPECT_EQ(s.completed, 2);
+  EXPECT_EQ(s.good, 1);
+  EXPECT_EQ(s.abandoned_after_admission, 1);
+  EXPECT_DOUBLE_EQ(s.goodput_rps, 1.0 / 20.0);
+  EXPECT_DOUBLE_EQ(s.throughput_rps, 2.0 / 20.0);
+  EXPECT_DOUBLE_EQ(s.slo_attainment, 1.0 / 6.0);
+  EXPECT_DOUBLE_EQ(s.ttft_s.max, 1.5);
+  EXPECT_DOUBLE_EQ(s.e2e_s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.tpot_s.p50, 0.5);  // (2.0 - 0.5) / 3 and (3.0 - 1.5) / 3
+  EXPECT_DOUBLE_EQ(s.engine_busy_s, 3.0);
+  EXPECT_DOUBLE_EQ(s.wasted_engine_s, 0.5);
+  EXPECT_EQ(s.prefill_tokens, 100);
+  EXPECT_EQ(s.max_waiting, 7);
+  // Phases attribute by send time: phase 0 sent 2 (1 good), phase 1 sent 4 incl. the retry.
+  ASSERT_EQ(s.phases.size(), 2u);
+  EXPECT_EQ(s.phases[0].offered, 2);
+  EXPECT_EQ(s.phases[0].good, 1);
+  EXPECT_DOUBLE_EQ(s.phases[0].goodput_rps, 0.1);
+  EXPECT_EQ(s.phases[1].offered, 4);
+  EXPECT_EQ(s.phases[1].rejected, 3);
+  // Time series: one point per second up to the last event.
+  ASSERT_GE(s.timeseries.size(), 15u);
+  EXPECT_EQ(s.timeseries[3].completed, 1);
+  EXPECT_EQ(s.timeseries[3].good, 1);
+  EXPECT_EQ(s.timeseries[3].waiting, 7);
+  EXPECT_DOUBLE_EQ(s.timeseries[3].kv_usage, 0.25);
+}
+
+TEST(SummaryJsonTest, HasTheRunSummaryKeys) {
+  RunRecorder r(GoodputSlo{}, {});
+  r.OnOffered(0.5, true);
+  const std::string json = SummaryToJson(r.Finish(1.0, 1.0));
+  for (const char* key : {"\"offered\"",       "\"admitted\"",
+                          "\"rejected\"",      "\"by_status\"",
+                          "\"by_reason\"",     "\"completed\"",
+                          "\"goodput_rps\"",   "\"slo_attainment\"",
+                          "\"ttft_s\"",        "\"tpot_s\"",
+                          "\"itl_s\"",         "\"e2e_s\"",
+                          "\"p50\"",           "\"p95\"",
+                          "\"p99\"",           "\"abandoned_after_admission\"",
+                          "\"engine_busy_s\"", "\"wasted_engine_s\"",
+                          "\"max_waiting\"",   "\"preemptions\"",
+                          "\"timeseries\"",    "\"kv_usage\""}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  }
+}
+
+TEST(CompareTableTest, OneColumnPerRun) {
+  RunRecorder r(GoodputSlo{}, {});
+  RunSummary a = r.Finish(1.0, 1.0);
+  a.policy = "unbounded";
+  RunSummary b = a;
+  b.policy = "predictive";
+  const std::string table = CompareTable({a, b});
+  EXPECT_NE(table.find("unbounded"), std::string::npos);
+  EXPECT_NE(table.find("predictive"), std::string::npos);
+  EXPECT_NE(table.find("wasted engine s"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace spillway
