@@ -18,7 +18,7 @@ void ServiceEstimator::OnStep(const StepSample& s) {
     window_start_s_ = start;
   }
   if (s.end_s - window_start_s_ >= config_.window_s && steps_ > 0) {
-    CloseWindow(start);
+    CloseWindow();
     window_start_s_ = start;
   }
   completions_ += s.completions;
@@ -31,18 +31,21 @@ void ServiceEstimator::OnStep(const StepSample& s) {
   }
 }
 
-void ServiceEstimator::CloseWindow(Seconds end_s) {
+void ServiceEstimator::CloseWindow() {
   auto ewma = [this](double old, double sample, bool measured) {
     return measured ? alpha_ * sample + (1.0 - alpha_) * old : sample;
   };
-  const Seconds length = std::max(end_s - window_start_s_, busy_s_);
-  if (length > 0) {
-    const double rate = static_cast<double>(completions_) / length;
+  if (busy_s_ > 0) {
+    // Completions per second of engine work: idle time is not capacity.
+    const double rate = static_cast<double>(completions_) / busy_s_;
     if (saturated_s_ >= 0.5 * busy_s_) {
-      mu_rps_ = ewma(mu_rps_, rate, mu_measured_);
+      // The first capacity measurement replaces whatever lower bound came before it.
+      mu_rps_ = ewma(mu_rps_, rate, mu_saturated_);
+      mu_saturated_ = true;
       mu_measured_ = true;
     } else if (completions_ > 0) {
       mu_rps_ = std::max(mu_rps_, ewma(mu_rps_, rate, mu_measured_));
+      mu_measured_ = true;
     }
   }
   if (mixed_s_ > 0) {

@@ -4,7 +4,8 @@
 //
 // Algorithm: steps are aggregated into windows of `window_s` seconds of engine time. When a
 // window closes:
-//   - service rate sample = completions in the window / window length. If the engine was
+//   - service rate sample = completions in the window / engine-busy seconds in it (idle time
+//     is not capacity). If the engine was
 //     saturated (requests waiting, or the batch full) for at least half of the window's busy
 //     time, the sample measures capacity: mu_hat <- alpha * sample + (1 - alpha) * mu_hat. An
 //     unsaturated window only bounds capacity from below, so it may raise mu_hat but never
@@ -15,7 +16,9 @@
 //   - step time: EWMA over windows of the mean step duration.
 // alpha = 1 - exp(-window_s / time_constant_s): an exponentially weighted moving average with
 // the given time constant (default 5 s: reacts within a few seconds, ignores one odd window).
-// Until a first measurement the priors given at construction are used (0 = unknown).
+// Until a first measurement the priors given at construction are used (0 = unknown); the
+// first saturated window replaces mu_hat outright (lower bounds from light load are not a
+// measure of capacity).
 
 #include <cstdint>
 
@@ -55,14 +58,15 @@ class ServiceEstimator {
   Seconds step_time_s() const { return step_s_; }
 
  private:
-  void CloseWindow(Seconds end_s);
+  void CloseWindow();
 
   ServiceEstimatorConfig config_;
   double alpha_;
   double mu_rps_;
   double prefill_tps_;
   Seconds step_s_;
-  bool mu_measured_ = false;
+  bool mu_measured_ = false;   // any window has set mu_hat
+  bool mu_saturated_ = false;  // a saturated window has measured capacity
   bool prefill_measured_ = false;
   bool step_measured_ = false;
 

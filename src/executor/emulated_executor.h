@@ -20,7 +20,8 @@ class EmulatedExecutor final : public Executor {
 
   const CostModel& cost_model() const { return cost_; }
 
-  /// The placeholder token at `position` (0-based) of request `id`'s output; deterministic.
+  /// The placeholder token at `position` (0-based, in the whole sequence: prompt then output)
+  /// of request `id`; deterministic, so a recompute after preemption samples the same token.
   static std::int32_t PlaceholderToken(RequestId id, std::int64_t position);
 
   /// Size of the placeholder vocabulary: token ids are in [0, kVocabSize).

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "config/yaml_reader.h"
 
@@ -37,7 +38,11 @@ Profile LoadProfile(const std::string& path) {
   p.model = m["name"].String("");
   p.num_params = config::Positive(m["num_params"], m["num_params"].AsDouble());
   auto positive_int = [](const Field& f) {
-    return static_cast<std::int32_t>(config::Positive(f, static_cast<double>(f.AsInt())));
+    const std::int64_t v = f.AsInt();
+    if (v <= 0 || v > std::numeric_limits<std::int32_t>::max()) {
+      f.Fail("must be an integer in [1, 2147483647]");
+    }
+    return static_cast<std::int32_t>(v);
   };
   p.num_layers = positive_int(m["num_layers"]);
   p.hidden_size = positive_int(m["hidden_size"]);

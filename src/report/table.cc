@@ -54,6 +54,19 @@ std::string CompareTable(const std::vector<RunSummary>& runs) {
       {"preemptions", [](const RunSummary& s) { return Count(s.preemptions); }},
   };
   rows.insert(rows.end(), tail.begin(), tail.end());
+  const std::size_t num_objectives = runs.empty() ? 0 : runs.front().objectives.size();
+  for (std::size_t i = 0; i < num_objectives; ++i) {
+    const ObjectiveResult& o = runs.front().objectives[i];
+    rows.emplace_back(fmt::format("objective {} {} {:g}", o.name,
+                                  o.name == "goodput_fraction" ? ">=" : "<=", o.target),
+                      [i](const RunSummary& s) {
+                        return i < s.objectives.size()
+                                   ? fmt::format("{} {:.3g}",
+                                                 s.objectives[i].pass ? "pass" : "FAIL",
+                                                 s.objectives[i].value)
+                                   : std::string("-");
+                      });
+  }
 
   std::size_t label_width = 6;
   for (const auto& row : rows) {

@@ -108,6 +108,7 @@ const StepPlan& Scheduler::Step(Seconds now, StepEvents* events) {
   plan_.clear();
   planned_.clear();
   ApplyPendingFinishes(events);
+  DropExpiredAtHead(now, events);
   budget_tokens_ = config_.max_num_batched_tokens;
   bool preempted_any = false;
   ScheduleRunning(now, events, &preempted_any);
@@ -137,15 +138,34 @@ void Scheduler::Plan(Request* r, std::int32_t num_new, Seconds now) {
   planned_.push_back(r);
 }
 
-Request* Scheduler::PreemptVictim(std::size_t from, StepEvents* events) {
-  std::size_t victim = from;
-  for (std::size_t i = from + 1; i < running_.size(); ++i) {
+std::size_t Scheduler::VictimIndex() const {
+  std::size_t victim = 0;
+  for (std::size_t i = 1; i < running_.size(); ++i) {
     if (PreemptBefore(*running_[i], *running_[victim])) {
       victim = i;
     }
   }
-  Request* r = running_[victim];
-  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(victim));
+  return victim;
+}
+
+void Scheduler::Unplan(Request* r) {
+  for (std::size_t k = 0; k < planned_.size(); ++k) {
+    if (planned_[k] != r) {
+      continue;
+    }
+    const ScheduledSeq& s = plan_.seqs[k];
+    budget_tokens_ += s.num_new_tokens;
+    (s.is_decode ? plan_.num_decode_tokens : plan_.num_prefill_tokens) -= s.num_new_tokens;
+    plan_.seqs.erase(plan_.seqs.begin() + static_cast<std::ptrdiff_t>(k));
+    planned_.erase(planned_.begin() + static_cast<std::ptrdiff_t>(k));
+    return;
+  }
+}
+
+void Scheduler::Preempt(std::size_t index, StepEvents* events) {
+  Request* r = running_[index];
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
+  Unplan(r);
   running_prefill_tokens_ -= PrefillRemaining(*r);
   blocks_->Release(r->spec.id, r->blocks);
   r->num_recomputed_tokens += r->num_computed_tokens;
@@ -153,14 +173,12 @@ Request* Scheduler::PreemptVictim(std::size_t from, StepEvents* events) {
   r->num_computed_tokens = 0;
   ++r->num_preemptions;
   ++num_preemptions_total_;
+  r->state = RequestState::kPreempted;  // out of running_ now; Retire must not count it there
   if (config_.max_preemptions > 0 && r->num_preemptions > config_.max_preemptions) {
-    r->state = RequestState::kPreempted;  // not in running_ any more; Retire reads it
     Retire(r, FinishReason::kPreemptionLimit, now_, events);
-    return nullptr;
+    return;
   }
-  r->state = RequestState::kPreempted;
   EnqueueWaiting(r);
-  return r;
 }
 
 void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted_any) {
@@ -177,20 +195,17 @@ void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted
     }
     bool self_preempted = false;
     while (!blocks_->Grow(r->spec.id, r->blocks, r->num_computed_tokens + num_new)) {
+      // vLLM's rule over the whole running batch: lowest priority, then latest arrival. A
+      // victim already planned this step is taken out of the plan and its budget returned.
       *preempted_any = true;
-      // The victim is r itself or a running request after it (not yet scheduled this step).
-      const bool victim_is_self = [&] {
-        for (std::size_t j = i + 1; j < running_.size(); ++j) {
-          if (PreemptBefore(*running_[j], *r)) {
-            return false;
-          }
-        }
-        return true;
-      }();
-      PreemptVictim(victim_is_self ? i : i + 1, events);
-      if (victim_is_self) {
+      const std::size_t victim = VictimIndex();
+      Preempt(victim, events);
+      if (victim == i) {
         self_preempted = true;
         break;
+      }
+      if (victim < i) {
+        --i;
       }
     }
     if (self_preempted) {
@@ -198,6 +213,18 @@ void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted
     }
     Plan(r, static_cast<std::int32_t>(num_new), now);
     ++i;
+  }
+}
+
+void Scheduler::DropExpiredAtHead(Seconds now, StepEvents* events) {
+  while (!waiting_.empty()) {
+    Request* r = &requests_.find(waiting_.begin()->second)->second;
+    if (!Expired(*r, now)) {
+      return;
+    }
+    waiting_.erase(waiting_.begin());
+    waiting_prompt_tokens_ -= r->num_tokens();
+    Retire(r, FinishReason::kDeadline, now, events);
   }
 }
 
@@ -214,7 +241,7 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
          static_cast<std::int32_t>(running_.size()) < config_.max_num_seqs) {
     Request* r = &requests_.find(waiting_.begin()->second)->second;
     const std::int64_t tokens = r->num_tokens() - r->num_computed_tokens;
-    if (!r->ever_scheduled() && now > r->spec.deadline_s) {
+    if (Expired(*r, now)) {
       waiting_.erase(waiting_.begin());
       waiting_prompt_tokens_ -= tokens;
       Retire(r, FinishReason::kDeadline, now, events);

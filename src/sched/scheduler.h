@@ -3,12 +3,12 @@
 //
 // Algorithm, once per iteration (Step):
 //   1. apply pending aborts and stop requests: free their KV blocks, report them finished;
-//   2. drop waiting requests whose queue-ingress deadline has passed when they reach the head
-//      of the queue, without any prefill (never-scheduled requests only);
+//   2. drop waiting requests whose queue-ingress deadline has passed when they are at the
+//      head of the queue, without any prefill (never-scheduled requests only), every step;
 //   3. schedule running sequences first (decodes and unfinished prefill chunks), in running
 //      order, within max_num_batched_tokens; when a sequence cannot get a KV block, preempt by
 //      recompute the running sequence with the lowest priority, then the latest arrival (vLLM's
-//      rule), possibly itself;
+//      rule), possibly itself, and take it out of this step's plan if it was already in it;
 //   4. if nothing was preempted, admit waiting sequences in queue order within max_num_seqs,
 //      the token budget (chunked prefill) and the free blocks; stop at the first that does not
 //      fit (FCFS, no overtaking). A waiting request that can never fit (longer than the
@@ -120,9 +120,19 @@ class Scheduler {
   void ApplyPendingFinishes(StepEvents* events);
   void ScheduleRunning(Seconds now, StepEvents* events, bool* preempted_any);
   void ScheduleWaiting(Seconds now, StepEvents* events);
-  /// Preempts the running request at or after `from` with the lowest priority / latest
-  /// arrival; returns it.
-  Request* PreemptVictim(std::size_t from, StepEvents* events);
+  /// Index in running_ of the request to preempt: lowest priority, then latest arrival.
+  std::size_t VictimIndex() const;
+  /// Preempts running_[index] by recompute (or fails it past the preemption cap).
+  void Preempt(std::size_t index, StepEvents* events);
+  /// Takes `r` out of this step's plan if it is in it, returning its token budget.
+  void Unplan(Request* r);
+  /// True when `r` was never scheduled and its queue-ingress deadline has passed.
+  static bool Expired(const Request& r, Seconds now) {
+    return !r.ever_scheduled() && now > r.spec.deadline_s;
+  }
+  /// Drops expired requests from the head of the waiting queue, whether or not the batch has
+  /// room this step (so they stop counting as queued work at once).
+  void DropExpiredAtHead(Seconds now, StepEvents* events);
   /// True when `r` (waiting) can never be scheduled: without chunked prefill its tokens exceed
   /// the token budget, or its KV exceeds the whole pool.
   bool NeverFits(const Request& r) const;

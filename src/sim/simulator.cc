@@ -10,6 +10,7 @@
 #include "core/rng.h"
 #include "executor/emulated_executor.h"
 #include "kv/block_manager.h"
+#include "report/objectives.h"
 #include "report/run_recorder.h"
 #include "sched/scheduler.h"
 #include "workload/arrivals.h"
@@ -413,6 +414,7 @@ RunSummary Sim::Run() {
   }
   recorder_.SetEngineTotals(preemptions, recomputed);
   RunSummary s = recorder_.Finish(sc_.ArrivalSpan(), last_event_s_);
+  EvaluateObjectives(sc_.objectives, &s);
   s.source = "sim";
   s.scenario = sc_.name;
   s.policy = std::string(ToString(rc_.admission.policy));

@@ -84,7 +84,7 @@ struct Objectives {
   std::optional<Seconds> ttft_p95_s;
   std::optional<Seconds> tpot_p95_s;
   std::optional<Seconds> e2e_p99_s;
-  std::optional<double> goodput_fraction;  ///< of completed requests meeting every SLO
+  std::optional<double> goodput_fraction;  ///< good / offered (slo_attainment)
 };
 
 /// Engine and admission settings a scenario may carry; command-line flags override them.

@@ -40,7 +40,12 @@ TEST_P(AccountingTest, EveryOfferedRequestEndsExactlyOnce) {
 
 INSTANTIATE_TEST_SUITE_P(Policies, AccountingTest,
                          ::testing::Values(AdmissionPolicy::kUnbounded, AdmissionPolicy::kTailDrop,
-                                           AdmissionPolicy::kPredictive));
+                                           AdmissionPolicy::kPredictive),
+                         [](const ::testing::TestParamInfo<AdmissionPolicy>& info) {
+                           std::string name(ToString(info.param));
+                           std::erase(name, '-');
+                           return name;
+                         });
 
 TEST(DeterminismTest, SameSeedGivesIdenticalSummary) {
   const Scenario sc = LoadScenario(RepoPath("scenarios/seed-burst.yaml"));

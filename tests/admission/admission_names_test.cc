@@ -1,0 +1,55 @@
+// Stable names (admission.h): policy names for config files and the overload reason tokens
+// used in X-Overload-Reason headers and metric labels.
+
+#include <string_view>
+
+#include <gtest/gtest.h>
+
+#include "admission/admission.h"
+
+namespace spillway {
+namespace {
+
+TEST(AdmissionNamesTest, ParsesEveryPolicyName) {
+  AdmissionPolicy p = AdmissionPolicy::kPredictive;
+  ASSERT_TRUE(ParseAdmissionPolicy("unbounded", &p));
+  EXPECT_EQ(p, AdmissionPolicy::kUnbounded);
+  ASSERT_TRUE(ParseAdmissionPolicy("tail-drop", &p));
+  EXPECT_EQ(p, AdmissionPolicy::kTailDrop);
+  ASSERT_TRUE(ParseAdmissionPolicy("predictive", &p));
+  EXPECT_EQ(p, AdmissionPolicy::kPredictive);
+}
+
+TEST(AdmissionNamesTest, PolicyNamesRoundTrip) {
+  for (const AdmissionPolicy policy :
+       {AdmissionPolicy::kUnbounded, AdmissionPolicy::kTailDrop, AdmissionPolicy::kPredictive}) {
+    AdmissionPolicy parsed = policy == AdmissionPolicy::kUnbounded ? AdmissionPolicy::kPredictive
+                                                                   : AdmissionPolicy::kUnbounded;
+    ASSERT_TRUE(ParseAdmissionPolicy(ToString(policy), &parsed)) << ToString(policy);
+    EXPECT_EQ(parsed, policy);
+  }
+}
+
+TEST(AdmissionNamesTest, RejectsUnknownPolicyNamesWithoutTouchingTheOutput) {
+  for (const std::string_view bad :
+       {"", "Predictive", "tail_drop", "taildrop", "unbounded ", " predictive", "fifo"}) {
+    AdmissionPolicy p = AdmissionPolicy::kTailDrop;
+    EXPECT_FALSE(ParseAdmissionPolicy(bad, &p)) << "'" << bad << "'";
+    EXPECT_EQ(p, AdmissionPolicy::kTailDrop);
+  }
+}
+
+TEST(AdmissionNamesTest, OverloadReasonTokensAreExact) {
+  EXPECT_EQ(ToString(OverloadReason::kNone), "none");
+  EXPECT_EQ(ToString(OverloadReason::kRateLimited), "rate_limited");
+  EXPECT_EQ(ToString(OverloadReason::kQueueDelayExceeded), "queue_delay_exceeded");
+  EXPECT_EQ(ToString(OverloadReason::kKvSaturation), "kv_saturation");
+  EXPECT_EQ(ToString(OverloadReason::kQueueDelayAndKvSaturation), "queue_delay_and_kv_saturation");
+  EXPECT_EQ(ToString(OverloadReason::kQueueFull), "queue_full");
+  EXPECT_EQ(ToString(OverloadReason::kQueuedTokensFull), "queued_tokens_full");
+  EXPECT_EQ(ToString(OverloadReason::kDraining), "draining");
+  EXPECT_EQ(ToString(OverloadReason::kQueueDeadlineExceeded), "queue_deadline_exceeded");
+}
+
+}  // namespace
+}  // namespace spillway
