@@ -20,7 +20,9 @@ test-asan: deps
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS) -LE slow
 
-demo: build
+demo: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target spillway
 	./scripts/demo.sh
 
 bench: build

@@ -22,7 +22,7 @@ void BM_SimulateReferenceMix(benchmark::State& state) {
   const RunConfig rc = ResolveRunConfig(sc, AdmissionPolicy::kPredictive,
                                         std::string(SPILLWAY_SOURCE_DIR) + "/profiles", {}, 120.0);
   SimOptions opt;
-  opt.check_invariants = false;
+  opt.invariant_checks = InvariantChecks::kOff;
   std::int64_t simulated = 0;
   for (auto _ : state) {
     const RunSummary s = Simulate(sc, rc, opt);

@@ -10,6 +10,9 @@ namespace spillway::app {
 /// Registers `spillway sim`.
 void AddSimCommand(CLI::App& app, int* exit_code);
 
+/// Registers `spillway serve`.
+void AddServeCommand(CLI::App& app, int* exit_code);
+
 /// Directory of shipped profiles: $SPILLWAY_PROFILE_DIR, else profiles/ beside the build
 /// directory, else the source tree's profiles/.
 std::string DefaultProfileDir();

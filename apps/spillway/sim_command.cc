@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -24,12 +27,13 @@ struct SimArgs {
   std::string policy = "predictive";
   std::string compare;
   std::uint64_t seed = 1;
+  CLI::Option* seed_option = nullptr;
   std::int32_t replicas = 1;
   std::string json_out;
   bool measure_capacity = false;
   bool no_cancel_propagation = false;
   bool no_slo_budgets = false;
-  bool no_check_invariants = false;
+  std::string check_invariants = "amortized";
   std::string profile;
   std::string profile_dir;
   std::int32_t max_num_seqs = 0;
@@ -38,6 +42,18 @@ struct SimArgs {
   double rate_multiplier = 0;
   double time_scale = 0;
 };
+
+// CLI11's number validators let NaN through; this one does not.
+const CLI::Validator kFinitePositive(
+    [](std::string& s) -> std::string {
+      try {
+        const double v = std::stod(s);
+        return std::isfinite(v) && v > 0 ? "" : "must be a finite number > 0, got " + s;
+      } catch (const std::exception&) {
+        return "must be a number, got " + s;
+      }
+    },
+    "FINITE>0");
 
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;
@@ -77,30 +93,55 @@ RunOverrides OverridesOf(const SimArgs& a) {
 void PrintEngine(const RunConfig& rc) {
   const Profile& p = rc.profile;
   std::cout << fmt::format(
-      "engine: emulated executor (cost model, no GPU), profile {} ({} on {}), {} KV blocks of {} "
-      "tokens\n",
-      p.name, p.model, p.gpu, rc.num_gpu_blocks, p.block_size);
+      "engine: EMULATED executor (roofline cost model, no GPU), profile {} ({} on {}), "
+      "{} KV blocks of {} tokens, max_model_len {}\n",
+      p.name, p.model, p.gpu, rc.num_gpu_blocks, p.block_size, p.max_model_len);
+  const bool derived =
+      rc.slo_budgets && rc.scheduler.max_num_seqs == rc.slo_budgets->max_num_seqs &&
+      rc.scheduler.max_num_batched_tokens == rc.slo_budgets->max_num_batched_tokens;
   std::cout << fmt::format("scheduler: max_num_seqs {}, max_num_batched_tokens {}{}\n",
                            rc.scheduler.max_num_seqs, rc.scheduler.max_num_batched_tokens,
-                           rc.slo_budgets ? fmt::format(" (derived from the TPOT SLO: full step "
-                                                        "{:.1f} ms)",
-                                                        rc.slo_budgets->full_step_s * 1e3)
-                                          : std::string());
+                           derived
+                               ? fmt::format(" (derived from the TPOT SLO: full step {:.1f} ms)",
+                                             rc.slo_budgets->full_step_s * 1e3)
+                               : std::string(" (explicit)"));
+  if (rc.slo_budgets && rc.slo_budgets->max_num_seqs == 1) {
+    std::cout << fmt::format(
+        "warning: even one sequence exceeds the TPOT target ({:.1f} ms a "
+        "step): the SLO is out of reach on this profile\n",
+        rc.slo_budgets->full_step_s * 1e3);
+  }
 }
 
-int RunCapacity(const Scenario& sc, const RunConfig& rc, const SimArgs& a) {
+// Opens the --json output before any work, so a bad path fails at once.
+std::ofstream OpenJson(const std::string& path) {
+  std::ofstream out(path);
+  if (!out) {
+    throw std::runtime_error("cannot write --json " + path + ": " + std::strerror(errno));
+  }
+  return out;
+}
+
+int RunCapacity(const Scenario& sc, const RunConfig& rc, const SimArgs& a, std::ofstream* json) {
   CapacityOptions opt;
   opt.seed = a.seed;
   const CapacityResult r = MeasureCapacity(sc, rc, opt);
   for (const CapacityProbe& p : r.probes) {
-    std::cout << fmt::format("  probe {:7.2f} req/s: p95 TTFT {:8.3f} s, p95 TPOT {:7.4f} s  {}\n",
-                             p.rate_rps, p.ttft_p95_s, p.tpot_p95_s,
-                             p.within_slo ? "within SLO" : "over SLO");
+    std::cout << fmt::format(
+        "  probe {:7.2f} req/s: completed {:5.1f}%, p95 TTFT {:8.3f} s, p95 TPOT {:7.4f} s  {}\n",
+        p.rate_rps, 100 * p.completed_fraction, p.ttft_p95_s, p.tpot_p95_s,
+        p.within_slo ? "within SLO" : "over SLO");
   }
+  const std::string bound = r.at_search_ceiling ? ">= " : "= ";
   std::cout << fmt::format(
-      "sustainable rate mu = {:.2f} req/s (p95 TTFT <= {} s and p95 TPOT <= "
-      "{} s, Poisson arrivals of the scenario's mix)\n",
-      r.mu_rps, *sc.slo.ttft_s, *sc.slo.tpot_s);
+      "sustainable rate mu {}{:.2f} req/s per replica (p95 TTFT <= {} s and p95 TPOT <= {} s; "
+      "{})\n",
+      bound, r.mu_rps, *sc.slo.ttft_s, *sc.slo.tpot_s,
+      sc.arrival.kind == ArrivalProcess::Kind::kTrace ? "the trace replayed faster or slower"
+                                                      : "Poisson arrivals of the scenario's mix");
+  if (json != nullptr) {
+    *json << CapacityToJson(r);
+  }
   return 0;
 }
 
@@ -111,20 +152,23 @@ int RunSim(const SimArgs& a) {
       std::cerr << "spillway sim: --rate-multiplier and --time-scale apply to trace scenarios\n";
       return 2;
     }
-    sc.arrival.rate_multiplier =
-        a.rate_multiplier > 0 ? a.rate_multiplier : sc.arrival.rate_multiplier;
-    sc.arrival.time_scale = a.time_scale > 0 ? a.time_scale : sc.arrival.time_scale;
+    if (a.rate_multiplier > 0) {
+      sc.arrival.rate_multiplier = a.rate_multiplier;
+    }
+    if (a.time_scale > 0) {
+      sc.arrival.time_scale = a.time_scale;
+    }
+  }
+  // The scenario's seed unless --seed is given.
+  const std::uint64_t seed = a.seed_option->count() > 0 ? a.seed : sc.seed;
+  std::ofstream json;
+  if (!a.json_out.empty()) {
+    json = OpenJson(a.json_out);
   }
   const std::string profile_dir = a.profile_dir.empty() ? DefaultProfileDir() : a.profile_dir;
-  std::vector<std::string> policies =
+  const std::vector<std::string> policies =
       a.compare.empty() ? std::vector<std::string>{a.policy} : SplitCommas(a.compare);
-  const double context = MeanContextTokens(sc, a.seed);
-  SimOptions opt;
-  opt.seed = a.seed;
-  opt.replicas = a.replicas;
-  opt.check_invariants = !a.no_check_invariants;
-
-  std::vector<RunSummary> runs;
+  std::vector<AdmissionPolicy> parsed;
   for (const std::string& name : policies) {
     AdmissionPolicy policy{};
     if (!ParseAdmissionPolicy(name, &policy)) {
@@ -132,26 +176,32 @@ int RunSim(const SimArgs& a) {
                 << "' (known: unbounded, tail-drop, predictive)\n";
       return 2;
     }
+    parsed.push_back(policy);
+  }
+  const double context = MeanContextTokens(sc, seed);
+  SimOptions opt;
+  opt.seed = seed;
+  opt.replicas = a.replicas;
+  opt.invariant_checks = a.check_invariants == "every" ? InvariantChecks::kEveryStep
+                         : a.check_invariants == "off" ? InvariantChecks::kOff
+                                                       : InvariantChecks::kAmortized;
+  std::vector<RunSummary> runs;
+  for (const AdmissionPolicy policy : parsed) {
     const RunConfig rc = ResolveRunConfig(sc, policy, profile_dir, OverridesOf(a), context);
     if (runs.empty()) {
       PrintEngine(rc);
       if (a.measure_capacity) {
-        return RunCapacity(sc, rc, a);
+        return RunCapacity(sc, rc, a, a.json_out.empty() ? nullptr : &json);
       }
     }
     runs.push_back(Simulate(sc, rc, opt));
   }
   std::cout << fmt::format(
       "scenario {} ({}), seed {}, {} replica(s), simulated in virtual time\n\n", sc.name, sc.file,
-      a.seed, a.replicas);
+      seed, a.replicas);
   std::cout << CompareTable(runs);
   if (!a.json_out.empty()) {
-    std::ofstream out(a.json_out);
-    if (!out) {
-      std::cerr << "spillway sim: cannot write " << a.json_out << "\n";
-      return 1;
-    }
-    out << (runs.size() == 1 ? SummaryToJson(runs.front()) : SummariesToJson(runs));
+    json << (runs.size() == 1 ? SummaryToJson(runs.front()) : SummariesToJson(runs));
     std::cout << "\nsummary written to " << a.json_out << "\n";
   }
   return 0;
@@ -166,38 +216,52 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_option("--scenario", args->scenario, "Scenario YAML file")
       ->required()
       ->check(CLI::ExistingFile);
-  sim->add_option("--policy", args->policy, "Admission policy: unbounded, tail-drop, predictive")
-      ->capture_default_str();
+  CLI::Option* policy = sim->add_option("--policy", args->policy,
+                                        "Admission policy: unbounded, tail-drop, predictive")
+                            ->capture_default_str();
   sim->add_option("--compare", args->compare,
                   "Comma-separated policies to run side by side, e.g. "
-                  "unbounded,tail-drop,predictive");
-  sim->add_option("--seed", args->seed, "Random seed (same seed, same output)")
-      ->capture_default_str();
+                  "unbounded,tail-drop,predictive")
+      ->excludes(policy)
+      ->check([](const std::string& s) {
+        return SplitCommas(s).empty() ? std::string("needs at least one policy") : std::string();
+      });
+  args->seed_option =
+      sim->add_option("--seed", args->seed, "Random seed (default: the scenario's seed)")
+          ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62));
   sim->add_option("--replicas", args->replicas, "Engine replicas behind least-loaded routing")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  sim->add_option("--json", args->json_out, "Write the run summary JSON here");
+  sim->add_option("--json", args->json_out, "Write the run summary JSON here")
+      ->check([](const std::string& s) {
+        return s.empty() ? std::string("needs a file name") : std::string();
+      });
   sim->add_flag("--measure-capacity", args->measure_capacity,
-                "Find the sustainable rate mu for the scenario's mix and print it");
+                "Find the sustainable rate mu (one replica) for the scenario's mix");
   sim->add_option("--profile", args->profile, "Engine profile name or YAML path");
   sim->add_option("--profile-dir", args->profile_dir, "Directory of profile YAML files");
   sim->add_flag("--no-cancel-propagation", args->no_cancel_propagation,
                 "Do not abort requests whose client left (shows the doomed work)");
   sim->add_flag("--no-slo-budgets", args->no_slo_budgets,
                 "Do not derive max_num_seqs / token budget from the TPOT SLO");
-  sim->add_flag("--no-check-invariants", args->no_check_invariants,
-                "Skip the engine invariant checks after every step (faster)");
-  sim->add_option("--max-num-seqs", args->max_num_seqs, "Override max_num_seqs");
+  sim->add_option("--check-invariants", args->check_invariants,
+                  "Engine invariant checks: every step, amortized (O(1) per step), or off")
+      ->check(CLI::IsMember({"every", "amortized", "off"}))
+      ->capture_default_str();
+  sim->add_option("--max-num-seqs", args->max_num_seqs, "Override max_num_seqs")
+      ->check(CLI::Range(1, 1 << 20));
   sim->add_option("--max-num-batched-tokens", args->max_num_batched_tokens,
-                  "Override max_num_batched_tokens");
+                  "Override max_num_batched_tokens")
+      ->check(CLI::Range(1, 1 << 24));
   sim->add_option("--max-num-queued-reqs", args->max_num_queued_reqs,
-                  "Override the waiting-queue bound (tail-drop, predictive)");
+                  "Override the waiting-queue bound (tail-drop, predictive)")
+      ->check(CLI::Range(1, 1 << 24));
   sim->add_option("--rate-multiplier", args->rate_multiplier,
                   "Trace replay: send each trace request this many times on average (3 = 3x load)")
-      ->check(CLI::PositiveNumber);
+      ->check(kFinitePositive & CLI::Range(0.0, 100.0));
   sim->add_option("--time-scale", args->time_scale,
                   "Trace replay: multiply trace timestamps (0.5 = twice as fast)")
-      ->check(CLI::PositiveNumber);
+      ->check(kFinitePositive & CLI::Range(0.0, 1e6));
   sim->callback([args, exit_code] {
     try {
       *exit_code = RunSim(*args);

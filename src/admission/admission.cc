@@ -162,7 +162,7 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
       return Reject(429, OverloadReason::kKvSaturation, retry_s, d);
     }
   }
-  if (predictive || config_.queue_deadline) {
+  if (config_.queue_deadline.value_or(predictive)) {
     d.deadline_s = now + std::max(0.0, config_.ttft_slo_s - d.prefill_est_s);
   }
   if (config_.degrade_max_tokens > 0 && request.max_output_tokens > config_.degrade_max_tokens &&

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -64,8 +65,8 @@ struct AdmissionConfig {
   /// Hard limits (tail-drop; also enforced under predictive). 0 = no limit.
   std::int32_t max_num_queued_reqs = 0;
   std::int64_t max_num_queued_tokens = 0;
-  /// Queue-ingress deadlines for admitted requests: always under predictive; optional else.
-  bool queue_deadline = false;
+  /// Queue-ingress deadlines for admitted requests; unset = under predictive only.
+  std::optional<bool> queue_deadline;
   /// Degradation: clamp max_tokens to degrade_max_tokens when W_est exceeds
   /// degrade_queue_delay_fraction x TTFT SLO or KV usage exceeds degrade_kv_usage. Off when
   /// degrade_max_tokens is 0.

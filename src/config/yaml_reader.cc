@@ -32,7 +32,12 @@ Field Field::LoadFile(const std::string& path) {
 
 Field Field::LoadString(const std::string& text, const std::string& origin) {
   try {
-    return Field(YAML::Load(text), origin, "");
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      throw ConfigError(origin + ": holds " + std::to_string(docs.size()) +
+                        " YAML documents; expected one");
+    }
+    return Field(docs.empty() ? YAML::Node() : docs.front(), origin, "");
   } catch (const YAML::Exception& e) {
     throw ConfigError(origin + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
@@ -79,7 +84,13 @@ void Field::RequireKnownKeys(const std::vector<std::string>& allowed) const {
   if (!present()) {
     return;
   }
-  for (const auto& key : Keys()) {
+  const std::vector<std::string> keys = Keys();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string& key = keys[i];
+    if (std::find(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(i), key) !=
+        keys.begin() + static_cast<std::ptrdiff_t>(i)) {
+      (*this)[key].Fail("duplicate key '" + key + "'");
+    }
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (const auto& a : allowed) {

@@ -7,7 +7,8 @@
 namespace spillway {
 
 /// Appends one ObjectiveResult per objective the scenario gives to `summary->objectives`:
-/// ttft_p95_s, tpot_p95_s, e2e_p99_s (value <= target passes) and goodput_fraction
+/// ttft_p95_s, tpot_p95_s, e2e_p99_s (value <= target passes; no samples fails) and
+/// goodput_fraction
 /// (slo_attainment = good / offered, value >= target passes).
 void EvaluateObjectives(const Objectives& objectives, RunSummary* summary);
 

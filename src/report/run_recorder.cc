@@ -64,6 +64,14 @@ void RunRecorder::OnRejected(Seconds t, Seconds sent_s, int http_status, std::st
   }
 }
 
+void RunRecorder::OnDroppedAtQueueHead(Seconds t, Seconds sent_s) {
+  ++s_.dropped_at_queue_head;
+  ++Point(t).rejected;
+  if (PhaseSummary* p = PhaseOf(sent_s)) {
+    ++p->dropped;
+  }
+}
+
 bool RunRecorder::IsGood(const RequestOutcome& o) const {
   if (o.kind != RequestOutcome::Kind::kCompleted || o.first_token_s == kNever) {
     return false;

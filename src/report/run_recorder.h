@@ -47,6 +47,8 @@ class RunRecorder {
   /// A refusal at the door, or an admitted request dropped at the queue head (sent_s tells
   /// which phase it belongs to).
   void OnRejected(Seconds t, Seconds sent_s, int http_status, std::string_view reason);
+  /// An admitted request dropped at the queue head after its ingress deadline.
+  void OnDroppedAtQueueHead(Seconds t, Seconds sent_s);
   void OnInterTokenGap(Seconds gap_s) { itl_.Add(gap_s); }
   void OnRequestDone(const RequestOutcome& outcome);
   /// Engine-side timing of a request that got its first token: queue and prefill time.
@@ -60,6 +62,7 @@ class RunRecorder {
   /// Exact waiting depth after a change (for max_waiting).
   void ObserveWaiting(std::int32_t waiting) { s_.max_waiting = std::max(s_.max_waiting, waiting); }
   void SetEngineTotals(std::int64_t preemptions, std::int64_t recomputed_tokens);
+  void SetNotCompletedEngineTime(Seconds s) { s_.not_completed_engine_s = s; }
 
   /// True when `o` meets every SLO (completed outcomes only).
   bool IsGood(const RequestOutcome& o) const;

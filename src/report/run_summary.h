@@ -14,8 +14,8 @@ namespace spillway {
 /// One second of the run. Counts are events in [t, t+1); gauges are sampled at t+1.
 struct TimeseriesPoint {
   double t = 0;
-  std::int64_t offered = 0;  ///< attempts sent, retries included
-  std::int64_t admitted = 0;
+  std::int64_t offered = 0;    ///< attempts sent, retries included
+  std::int64_t admitted = 0;   ///< accepted into the engine's queue
   std::int64_t rejected = 0;   ///< refused at the door or dropped at the queue head
   std::int64_t completed = 0;  ///< finished with the client still there
   std::int64_t good = 0;       ///< completions that met every per-request SLO
@@ -31,7 +31,8 @@ struct PhaseSummary {
   double offered_rate_rps = 0;  ///< nominal arrival rate of the phase
   std::int64_t offered = 0;
   std::int64_t admitted = 0;
-  std::int64_t rejected = 0;
+  std::int64_t rejected = 0;  ///< refused at the door
+  std::int64_t dropped = 0;   ///< admitted, then dropped at the queue head
   std::int64_t good = 0;
   double goodput_rps = 0;  ///< good requests sent in the phase / phase length
   Percentiles ttft_s;      ///< of requests sent in the phase that got a first token
@@ -59,11 +60,15 @@ struct RunSummary {
   std::int64_t offered = 0;         ///< attempts, retries included
   std::int64_t first_attempts = 0;  ///< logical requests
   std::int64_t retries = 0;
-  std::int64_t admitted = 0;
-  std::int64_t degraded = 0;  ///< admitted with max_tokens clamped
-  std::int64_t rejected_total = 0;
-  std::map<std::string, std::int64_t> rejected_by_status;  ///< "429", "503", ...
+  std::int64_t admitted =
+      0;  ///< accepted into the engine's queue  ///< accepted into the engine's queue
+  std::int64_t degraded = 0;        ///< admitted with max_tokens clamped
+  std::int64_t rejected_total = 0;  ///< refused at the door: offered = admitted + rejected
+  std::map<std::string, std::int64_t> rejected_by_status;  ///< "429", "503", "400", ...
   std::map<std::string, std::int64_t> rejected_by_reason;  ///< X-Overload-Reason tokens
+  /// Admitted, then dropped at the queue head after the ingress deadline (429
+  /// queue_deadline_exceeded to the client, no prefill spent).
+  std::int64_t dropped_at_queue_head = 0;
   std::int64_t completed = 0;                  ///< finished with the client still connected
   std::int64_t good = 0;                       ///< completed and within every per-request SLO
   std::int64_t abandoned_after_admission = 0;  ///< admitted; the client gave up first
@@ -88,6 +93,9 @@ struct RunSummary {
 
   double engine_busy_s = 0;
   double wasted_engine_s = 0;  ///< engine time on requests whose client had already gone
+  /// Engine time on requests that never completed for their client (abandoned, failed or
+  /// dropped), before or after the client left; includes wasted_engine_s.
+  double not_completed_engine_s = 0;
   std::int32_t max_waiting = 0;
   std::int64_t preemptions = 0;
   std::int64_t prefill_tokens = 0;

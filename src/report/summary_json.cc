@@ -46,6 +46,7 @@ json::array PhasesJson(const std::vector<PhaseSummary>& phases) {
                              {"offered", p.offered},
                              {"admitted", p.admitted},
                              {"rejected", p.rejected},
+                             {"dropped_at_queue_head", p.dropped},
                              {"good", p.good},
                              {"goodput_rps", p.goodput_rps},
                              {"ttft_s", PercentilesJson(p.ttft_s)}});
@@ -72,6 +73,7 @@ json::object ToValue(const RunSummary& s) {
   o["rejected"] = json::object{{"total", s.rejected_total},
                                {"by_status", CountsJson(s.rejected_by_status)},
                                {"by_reason", CountsJson(s.rejected_by_reason)}};
+  o["dropped_at_queue_head"] = s.dropped_at_queue_head;
   o["completed"] = s.completed;
   o["good"] = s.good;
   o["goodput_rps"] = s.goodput_rps;
@@ -90,6 +92,7 @@ json::object ToValue(const RunSummary& s) {
                                 {"step_time_s", s.est_step_time_s}};
   o["engine_busy_s"] = s.engine_busy_s;
   o["wasted_engine_s"] = s.wasted_engine_s;
+  o["not_completed_engine_s"] = s.not_completed_engine_s;
   o["max_waiting"] = s.max_waiting;
   o["preemptions"] = s.preemptions;
   o["prefill_tokens"] = s.prefill_tokens;

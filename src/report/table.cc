@@ -24,9 +24,13 @@ std::string CompareTable(const std::vector<RunSummary>& runs) {
   std::vector<std::pair<std::string, Cell>> rows = {
       {"offered (attempts)", [](const RunSummary& s) { return Count(s.offered); }},
       {"admitted", [](const RunSummary& s) { return Count(s.admitted); }},
-      {"shed 429", [](const RunSummary& s) { return Count(Status(s, "429")); }},
-      {"shed 503", [](const RunSummary& s) { return Count(Status(s, "503")); }},
+      {"shed 429 at the door", [](const RunSummary& s) { return Count(Status(s, "429")); }},
+      {"shed 503 at the door", [](const RunSummary& s) { return Count(Status(s, "503")); }},
+      {"refused 400 (too long)", [](const RunSummary& s) { return Count(Status(s, "400")); }},
+      {"dropped at queue head (429)",
+       [](const RunSummary& s) { return Count(s.dropped_at_queue_head); }},
       {"completed", [](const RunSummary& s) { return Count(s.completed); }},
+      {"failed (engine error)", [](const RunSummary& s) { return Count(s.failed); }},
       {"good (within every SLO)", [](const RunSummary& s) { return Count(s.good); }},
       {"goodput req/s (whole run)", [](const RunSummary& s) { return Rate(s.goodput_rps); }},
   };
@@ -48,8 +52,10 @@ std::string CompareTable(const std::vector<RunSummary>& runs) {
       {"abandoned after admission",
        [](const RunSummary& s) { return Count(s.abandoned_after_admission); }},
       {"engine busy s", [](const RunSummary& s) { return fmt::format("{:.1f}", s.engine_busy_s); }},
-      {"wasted engine s",
+      {"wasted engine s (client gone)",
        [](const RunSummary& s) { return fmt::format("{:.1f}", s.wasted_engine_s); }},
+      {"engine s on not-completed",
+       [](const RunSummary& s) { return fmt::format("{:.1f}", s.not_completed_engine_s); }},
       {"max waiting", [](const RunSummary& s) { return Count(s.max_waiting); }},
       {"preemptions", [](const RunSummary& s) { return Count(s.preemptions); }},
   };

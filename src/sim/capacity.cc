@@ -2,32 +2,57 @@
 
 #include "config/yaml_reader.h"
 #include "sim/simulator.h"
+#include "workload/arrivals.h"
 
 namespace spillway {
 namespace {
 
-CapacityProbe Probe(const Scenario& base, const RunConfig& config, double rate,
-                    const CapacityOptions& o) {
+// The scenario's arrivals reshaped to a mean rate of `rate` for one probe.
+Scenario ProbeScenario(const Scenario& base, double rate, double trace_rate,
+                       const CapacityOptions& o) {
   Scenario sc = base;
+  sc.client = ClientBehaviour{};
+  if (base.arrival.kind == ArrivalProcess::Kind::kTrace) {
+    // Stretch or compress the trace's clock; the window is in scaled time, so it scales too.
+    const double factor = trace_rate / rate;
+    sc.arrival.time_scale *= factor;
+    sc.arrival.trace_start_s *= factor;
+    sc.arrival.duration_s *= factor;
+    return sc;
+  }
   sc.arrival = ArrivalProcess{};
   sc.arrival.kind = ArrivalProcess::Kind::kPoisson;
   sc.arrival.rate_rps = rate;
   sc.arrival.duration_s = o.probe_s;
-  sc.client = ClientBehaviour{};
+  return sc;
+}
+
+CapacityProbe Probe(const Scenario& base, const RunConfig& config, double rate, double trace_rate,
+                    const CapacityOptions& o) {
+  const Scenario sc = ProbeScenario(base, rate, trace_rate, o);
   RunConfig rc = config;
   rc.admission.policy = AdmissionPolicy::kUnbounded;
   SimOptions opt;
   opt.seed = o.seed;
-  opt.check_invariants = false;
+  opt.invariant_checks = InvariantChecks::kOff;
   const RunSummary s = Simulate(sc, rc, opt);
   CapacityProbe p;
   p.rate_rps = rate;
-  // Steady state: the summary's percentiles cover the whole probe; a short warm-up barely
-  // moves a p95 over 300 s, and an overloaded probe grows without bound either way.
+  p.completed_fraction = s.offered > 0 ? static_cast<double>(s.completed) / s.offered : 0;
   p.ttft_p95_s = s.ttft_s.p95;
   p.tpot_p95_s = s.tpot_s.p95;
-  p.within_slo = p.ttft_p95_s <= *base.slo.ttft_s && p.tpot_p95_s <= *base.slo.tpot_s;
+  p.within_slo = p.completed_fraction >= 0.95 && s.ttft_s.count > 0 &&
+                 p.ttft_p95_s <= *base.slo.ttft_s && p.tpot_p95_s <= *base.slo.tpot_s;
   return p;
+}
+
+double TraceRate(const Scenario& sc, std::uint64_t seed) {
+  const std::vector<Arrival> arrivals = GenerateArrivals(sc, seed);
+  const Seconds span = sc.ArrivalSpan();
+  if (arrivals.empty() || span <= 0) {
+    throw config::ConfigError(sc.file + ": arrival: the trace window holds no requests");
+  }
+  return static_cast<double>(arrivals.size()) / span;
 }
 
 }  // namespace
@@ -38,20 +63,29 @@ CapacityResult MeasureCapacity(const Scenario& scenario, const RunConfig& config
     throw config::ConfigError(scenario.file +
                               ": slo: --measure-capacity needs slo.ttft_s and slo.tpot_s");
   }
-  if (scenario.classes.empty()) {
+  const bool trace = scenario.arrival.kind == ArrivalProcess::Kind::kTrace;
+  if (!trace && scenario.classes.empty()) {
     throw config::ConfigError(scenario.file + ": classes: --measure-capacity needs classes");
   }
+  const double trace_rate = trace ? TraceRate(scenario, options.seed) : 0;
   CapacityResult result;
   double lo = options.lo_rps;
   double hi = options.hi_rps;
-  CapacityProbe first = Probe(scenario, config, lo, options);
+  const CapacityProbe first = Probe(scenario, config, lo, trace_rate, options);
   result.probes.push_back(first);
   if (!first.within_slo) {
     return result;
   }
+  const CapacityProbe top = Probe(scenario, config, hi, trace_rate, options);
+  result.probes.push_back(top);
+  if (top.within_slo) {
+    result.mu_rps = hi;
+    result.at_search_ceiling = true;
+    return result;
+  }
   while (hi - lo > options.tolerance_rps) {
     const double mid = (lo + hi) / 2;
-    const CapacityProbe p = Probe(scenario, config, mid, options);
+    const CapacityProbe p = Probe(scenario, config, mid, trace_rate, options);
     result.probes.push_back(p);
     (p.within_slo ? lo : hi) = mid;
   }

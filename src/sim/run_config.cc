@@ -1,7 +1,9 @@
 #include "sim/run_config.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "admission/priors.h"
 #include "config/yaml_reader.h"
 #include "executor/cost_model.h"
 
@@ -54,9 +56,7 @@ AdmissionConfig ResolveAdmission(const Scenario& sc, AdmissionPolicy policy, con
   if (s.kv_headroom) {
     a.kv_headroom = *s.kv_headroom;
   }
-  if (s.queue_deadline) {
-    a.queue_deadline = *s.queue_deadline;
-  }
+  a.queue_deadline = s.queue_deadline;  // unset: deadlines under predictive only
   if (s.degrade_max_tokens) {
     a.degrade_max_tokens = *s.degrade_max_tokens;
   }
@@ -74,15 +74,8 @@ AdmissionConfig ResolveAdmission(const Scenario& sc, AdmissionPolicy policy, con
   if (auto v = First(o.max_num_queued_tokens, s.max_num_queued_tokens)) {
     a.max_num_queued_tokens = *v;
   }
-  // Priors until the engine's own measurements arrive: one full SLO-sized step, and the
-  // prefill chunk a full batch leaves room for per step.
-  const CostModel cost(rc.profile);
-  const Seconds step_s =
-      cost.StepTime(rc.scheduler.max_num_seqs, 256,
-                    rc.scheduler.max_num_batched_tokens - rc.scheduler.max_num_seqs, 256);
-  a.estimator.step_time_prior_s = step_s;
-  const double chunk = std::max(1, rc.scheduler.max_num_batched_tokens - rc.scheduler.max_num_seqs);
-  a.estimator.prefill_tokens_per_s_prior = chunk / step_s;
+  // Priors until the engine's own measurements arrive.
+  a.estimator = EstimatorPriors(CostModel(rc.profile), rc.scheduler);
   return a;
 }
 
@@ -93,7 +86,11 @@ RunConfig ResolveRunConfig(const Scenario& sc, AdmissionPolicy policy,
                            double mean_context_tokens) {
   RunConfig rc;
   const std::string profile_name = First(o.profile, sc.engine.profile).value_or("seed-a100-7b");
-  rc.profile = LoadProfileByName(profile_name, profile_dir);
+  try {
+    rc.profile = LoadProfileByName(profile_name, profile_dir);
+  } catch (const config::ConfigError& e) {
+    throw config::ConfigError(sc.file + ": engine.profile: " + e.what());
+  }
   rc.num_gpu_blocks = sc.engine.num_gpu_blocks.value_or(rc.profile.num_gpu_blocks());
   rc.propagate_cancellation =
       First(o.propagate_cancellation, sc.engine.propagate_cancellation).value_or(true);
@@ -103,12 +100,24 @@ RunConfig ResolveRunConfig(const Scenario& sc, AdmissionPolicy policy,
     if (!sc.slo.tpot_s) {
       throw config::ConfigError(sc.file + ": engine.slo_budgets: needs slo.tpot_s");
     }
-    const auto context = sc.engine.slo_budget_context_tokens.value_or(
-        static_cast<std::int64_t>(std::lround(mean_context_tokens)));
+    const auto context =
+        std::min<std::int64_t>(sc.engine.slo_budget_context_tokens.value_or(
+                                   static_cast<std::int64_t>(std::lround(mean_context_tokens))),
+                               rc.profile.max_model_len);
     rc.slo_budgets =
         DeriveSloBudgets(CostModel(rc.profile), kSloBudgetHeadroom * *sc.slo.tpot_s, context);
   }
   rc.scheduler = ResolveScheduler(sc, o, &rc);
+  if (!rc.scheduler.enable_chunked_prefill &&
+      rc.scheduler.max_num_batched_tokens < rc.profile.max_model_len) {
+    // Without chunking, a whole prompt must fit one step (vLLM enforces the same rule).
+    if (First(o.max_num_batched_tokens, sc.engine.max_num_batched_tokens)) {
+      throw config::ConfigError(
+          sc.file + ": engine.max_num_batched_tokens: must be >= max_model_len (" +
+          std::to_string(rc.profile.max_model_len) + ") when enable_chunked_prefill is false");
+    }
+    rc.scheduler.max_num_batched_tokens = rc.profile.max_model_len;
+  }
   rc.admission = ResolveAdmission(sc, policy, o, rc);
   return rc;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "admission/admission.h"
+#include "config/yaml_reader.h"
 #include "core/rng.h"
 #include "executor/emulated_executor.h"
 #include "kv/block_manager.h"
@@ -47,7 +48,9 @@ struct Attempt {
   Seconds last_token_s = kNever;
   Seconds gone_s = kNever;  // when the client left
   std::int32_t tokens = 0;
-  bool done = false;  // a terminal outcome was recorded
+  Seconds engine_s = 0;  // this attempt's share of engine steps
+  bool done = false;     // a terminal outcome was recorded
+  bool completed = false;
 };
 
 struct Logical {
@@ -65,15 +68,16 @@ class Sim {
     heap_.push(Event{t, next_seq_++, type, target});
   }
   void SendAttempt(std::uint32_t logical, Seconds now);
-  void OnRejected(std::uint32_t logical, Seconds sent_s, Seconds now, int status,
-                  std::string_view reason, Seconds retry_after_s);
+  void OnRejected(std::uint32_t logical, Seconds now, int status, std::string_view reason,
+                  Seconds retry_after_s);
+  void MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s);
   void StartStep(std::uint32_t r, Seconds now);
   void OnStepDone(std::uint32_t r, Seconds now);
   void HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions);
   void Abandon(std::uint32_t attempt, Seconds now);
   void Tick(std::int64_t second);
   std::uint32_t PickReplica() const;
-  void Check(const Replica& rep) const;
+  void Check(const Replica& rep);
 
   const Scenario& sc_;
   const RunConfig& rc_;
@@ -90,6 +94,7 @@ class Sim {
   StepEvents events_;
   double retry_tokens_ = 0;
   Seconds last_event_s_ = 0;
+  std::int64_t checks_skipped_ = 0;
 };
 
 std::vector<RunRecorder::Phase> PhasesOf(const Scenario& sc) {
@@ -134,6 +139,9 @@ Sim::Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt)
     rep.admission = std::make_unique<AdmissionController>(per_replica, 0);
     replicas_.push_back(std::move(rep));
   }
+  if (arrivals_.empty()) {
+    throw config::ConfigError(sc.file + ": arrival: the scenario produces no arrivals");
+  }
   logical_.reserve(arrivals_.size());
   attempts_.reserve(arrivals_.size());
 }
@@ -157,6 +165,11 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   const Arrival& a = arrivals_[l.arrival];
   recorder_.OnOffered(now, l.attempts == 0);
   ++l.attempts;
+  if (a.prompt_tokens + a.output_tokens > rc_.profile.max_model_len) {
+    // The server refuses it before any engine work (400 context_length_exceeded).
+    OnRejected(logical, now, 400, "context_length_exceeded", 0);
+    return;
+  }
   const AdmissionRequest req{a.tenant, a.prompt_tokens, a.output_tokens};
   AdmissionDecision d = door_.DecideRateLimit(req, now);
   const std::uint32_t r = PickReplica();
@@ -165,7 +178,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     d = rep.admission->DecidePolicy(req, rep.scheduler->stats(), now);
   }
   if (!d.admitted()) {
-    OnRejected(logical, now, now, d.http_status, ToString(d.reason), d.retry_after_s);
+    OnRejected(logical, now, d.http_status, ToString(d.reason), d.retry_after_s);
     return;
   }
   const auto id = static_cast<std::uint32_t>(attempts_.size());
@@ -189,9 +202,15 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   StartStep(r, now);
 }
 
-void Sim::OnRejected(std::uint32_t logical, Seconds sent_s, Seconds now, int status,
-                     std::string_view reason, Seconds retry_after_s) {
-  recorder_.OnRejected(now, sent_s, status, reason);
+void Sim::OnRejected(std::uint32_t logical, Seconds now, int status, std::string_view reason,
+                     Seconds retry_after_s) {
+  recorder_.OnRejected(now, now, status, reason);
+  if (status != 400) {  // a request that is too long stays too long
+    MaybeRetry(logical, now, retry_after_s);
+  }
+}
+
+void Sim::MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s) {
   const ClientBehaviour& c = sc_.client;
   Logical& l = logical_[logical];
   if (c.retry == RetryPolicy::kNone || l.attempts >= c.max_attempts) {
@@ -231,13 +250,15 @@ void Sim::StartStep(std::uint32_t r, Seconds now) {
   rep.busy = true;
   // Attribute the step's time to sequences by their share of its tokens; the share of those
   // whose client has already gone is wasted.
+  const Seconds d = rep.result.duration_s;
   std::int64_t wasted_tokens = 0;
   for (const ScheduledSeq& s : plan.seqs) {
-    if (attempts_[s.id].gone_s <= now) {
+    Attempt& a = attempts_[s.id];
+    a.engine_s += d * s.num_new_tokens / plan.num_tokens();
+    if (a.gone_s <= now) {
       wasted_tokens += s.num_new_tokens;
     }
   }
-  const Seconds d = rep.result.duration_s;
   recorder_.OnEngineStep(d, d * static_cast<double>(wasted_tokens) / plan.num_tokens(),
                          plan.num_prefill_tokens);
   rep.sample = StepSample{now + d,
@@ -288,6 +309,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions
         ++*completions;
         if (!a.done) {
           a.done = true;
+          a.completed = true;
           recorder_.OnRequestDone(
               {RequestOutcome::Kind::kCompleted, a.sent_s, a.first_token_s, now, a.tokens});
         }
@@ -297,9 +319,8 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions
           a.done = true;
           const Seconds w =
               replicas_[r].admission->QueueDelayEstimate(replicas_[r].scheduler->stats());
-          OnRejected(a.logical, a.sent_s, now, 429,
-                     ToString(OverloadReason::kQueueDeadlineExceeded),
-                     std::isfinite(w) ? std::max(1.0, std::ceil(w)) : 1.0);
+          recorder_.OnDroppedAtQueueHead(now, a.sent_s);
+          MaybeRetry(a.logical, now, std::isfinite(w) ? std::max(1.0, std::ceil(w)) : 1.0);
         }
         break;
       }
@@ -327,6 +348,9 @@ void Sim::Abandon(std::uint32_t id, Seconds now) {
     replicas_[a.replica].scheduler->Abort(id);
     StartStep(a.replica, now);
   }
+  if (sc_.client.retry_on_timeout) {
+    MaybeRetry(a.logical, now, 0);
+  }
 }
 
 void Sim::Tick(std::int64_t second) {
@@ -341,9 +365,23 @@ void Sim::Tick(std::int64_t second) {
   recorder_.OnGauges(second, waiting, running, kv / static_cast<double>(replicas_.size()));
 }
 
-void Sim::Check(const Replica& rep) const {
-  if (!opt_.check_invariants) {
-    return;
+void Sim::Check(const Replica& rep) {
+  switch (opt_.invariant_checks) {
+    case InvariantChecks::kOff:
+      return;
+    case InvariantChecks::kAmortized: {
+      // A full check costs O(live requests + blocks): run it often enough that its cost per
+      // step stays about constant (every step while the engine is small).
+      const std::int64_t size =
+          rep.scheduler->num_waiting() + rep.scheduler->num_running() + rep.blocks->num_total();
+      if (++checks_skipped_ < std::max<std::int64_t>(1, size / 256)) {
+        return;
+      }
+      checks_skipped_ = 0;
+      break;
+    }
+    case InvariantChecks::kEveryStep:
+      break;
   }
   std::string error;
   if (!rep.scheduler->CheckInvariants(&error)) {
@@ -406,12 +444,15 @@ RunSummary Sim::Run() {
                               std::to_string(opt_.seed) + ")");
     }
   }
+  Seconds not_completed_s = 0;
   for (const Attempt& a : attempts_) {
     if (!a.done) {
       throw SimInvariantError("an admitted request was lost (seed " + std::to_string(opt_.seed) +
                               ")");
     }
+    not_completed_s += a.completed ? 0.0 : a.engine_s;
   }
+  recorder_.SetNotCompletedEngineTime(not_completed_s);
   recorder_.SetEngineTotals(preemptions, recomputed);
   RunSummary s = recorder_.Finish(sc_.ArrivalSpan(), last_event_s_);
   EvaluateObjectives(sc_.objectives, &s);

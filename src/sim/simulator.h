@@ -8,8 +8,10 @@
 // time out (TTFT timeout, total timeout) and, with cancellation propagation on, abort their
 // request, which the engine applies at its next step. Rejected clients retry per the
 // scenario's retry policy. Deterministic: same scenario, policy and seed give the same
-// summary. With check_invariants, the engine invariants are checked after every step and a
-// failure throws SimInvariantError naming the seed.
+// summary. The engine invariants are checked after steps (see InvariantChecks); a failure
+// throws SimInvariantError naming the seed. Requests longer than the profile's max_model_len
+// are refused at the door with 400 context_length_exceeded, as the server does. Throws
+// config::ConfigError when the scenario produces no arrivals.
 
 #include <cstdint>
 #include <stdexcept>
@@ -26,10 +28,15 @@ class SimInvariantError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// How often the engine invariants are checked: after every step (tests), amortized (every
+/// step while the engine is small, then every k-th step so a check costs O(1) per step on
+/// average; the CLI default), or never (benchmarks).
+enum class InvariantChecks : std::uint8_t { kEveryStep, kAmortized, kOff };
+
 struct SimOptions {
   std::uint64_t seed = 1;
   std::int32_t replicas = 1;
-  bool check_invariants = true;
+  InvariantChecks invariant_checks = InvariantChecks::kEveryStep;
 };
 
 /// Runs `scenario` under `config` and returns its summary (source "sim").

@@ -67,9 +67,10 @@ struct ClientBehaviour {
   Seconds retry_interval_s = 0.1;  ///< kFixed: the sleep between attempts
   Seconds backoff_base_s = 1.0;    ///< kBackoffJitter: base when no Retry-After is given
   Seconds backoff_max_s = 30.0;
-  Seconds jitter_s = 0.5;       ///< kBackoffJitter: uniform [0, jitter_s) added
-  double retry_budget = 0.0;    ///< retries allowed per first attempt (0.2 = 20%); 0 = none
-  bool use_retry_after = true;  ///< kBackoffJitter: base = Retry-After when present
+  Seconds jitter_s = 0.5;         ///< kBackoffJitter: uniform [0, jitter_s) added
+  double retry_budget = 0.0;      ///< retries allowed per first attempt (0.2 = 20%); 0 = none
+  bool use_retry_after = true;    ///< kBackoffJitter: base = Retry-After when present
+  bool retry_on_timeout = false;  ///< also retry after the client's own timeout
 };
 
 /// Per-request SLOs (goodput counts requests meeting every one given) and population

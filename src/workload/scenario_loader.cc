@@ -253,12 +253,12 @@ void ParseRetry(const Field& f, ClientBehaviour* c) {
     return;
   }
   if (policy == "fixed") {
-    f.RequireKnownKeys({"policy", "max_attempts", "interval_s", "budget"});
+    f.RequireKnownKeys({"policy", "max_attempts", "interval_s", "budget", "on_timeout"});
     c->retry = RetryPolicy::kFixed;
     c->retry_interval_s = OptNonNegative(f["interval_s"]).value_or(c->retry_interval_s);
   } else {
     f.RequireKnownKeys({"policy", "max_attempts", "base_s", "max_backoff_s", "jitter_s", "budget",
-                        "use_retry_after"});
+                        "use_retry_after", "on_timeout"});
     c->retry = RetryPolicy::kBackoffJitter;
     c->backoff_base_s = OptPositive(f["base_s"]).value_or(c->backoff_base_s);
     c->backoff_max_s = OptPositive(f["max_backoff_s"]).value_or(c->backoff_max_s);
@@ -271,6 +271,7 @@ void ParseRetry(const Field& f, ClientBehaviour* c) {
   }
   c->max_attempts = static_cast<std::int32_t>(IntIn(Required(f, "max_attempts"), 1, kMaxAttempts));
   c->retry_budget = OptNonNegative(f["budget"]).value_or(0);
+  c->retry_on_timeout = OptBool(f["on_timeout"]).value_or(false);
 }
 
 ClientBehaviour ParseClient(const Field& f) {

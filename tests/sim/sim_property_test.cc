@@ -45,6 +45,9 @@ Scenario RandomScenario(Rng& rng) {
   sc.engine.max_num_seqs = static_cast<std::int32_t>(rng.UniformInt(1, 64));
   sc.engine.max_num_batched_tokens = static_cast<std::int32_t>(rng.UniformInt(16, 1024));
   sc.engine.enable_chunked_prefill = rng.Uniform() < 0.8;
+  if (!*sc.engine.enable_chunked_prefill) {
+    sc.engine.max_num_batched_tokens = 4096;  // a whole prompt must fit a step (max_model_len)
+  }
   sc.engine.scheduling = rng.Uniform() < 0.5 ? "fcfs" : "priority";
   sc.engine.max_preemptions = static_cast<std::int32_t>(rng.UniformInt(0, 3));
   sc.engine.propagate_cancellation = rng.Uniform() < 0.7;
@@ -66,12 +69,11 @@ TEST(SimPropertyTest, RandomRunsKeepEveryInvariant) {
     opt.replicas = static_cast<std::int32_t>(rng.UniformInt(1, 3));
     RunSummary s;
     ASSERT_NO_THROW(s = Simulate(sc, simtest::Resolve(sc, policy), opt)) << "seed " << seed;
-    const auto dropped = s.rejected_by_reason.count("queue_deadline_exceeded")
-                             ? s.rejected_by_reason.at("queue_deadline_exceeded")
-                             : 0;
+    const auto dropped = s.dropped_at_queue_head;
     EXPECT_EQ(s.admitted, s.completed + s.abandoned_after_admission + s.failed + dropped)
         << "seed " << seed;
     EXPECT_EQ(s.offered, s.first_attempts + s.retries) << "seed " << seed;
+    EXPECT_EQ(s.offered, s.admitted + s.rejected_total) << "seed " << seed;
     preemptions += s.preemptions;
     failed += s.failed;
   }

@@ -1,0 +1,53 @@
+#pragma once
+// OpenAI-compatible request and error types for /v1/completions and /v1/chat/completions
+// (https://platform.openai.com/docs/api-reference/completions, .../chat/create), with the
+// vLLM extension `ignore_eos`. No sockets: the server hands bodies in and gets values out.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spillway::api {
+
+enum class Endpoint : std::uint8_t { kCompletions, kChatCompletions };
+
+struct ChatMessage {
+  std::string role;  ///< "system", "user", "assistant", "tool", "developer"
+  std::string content;
+};
+
+/// A validated request. Exactly one of prompt_token_ids / prompt_text / messages is the prompt.
+struct CompletionRequest {
+  Endpoint endpoint = Endpoint::kCompletions;
+  std::string model;
+  std::vector<std::int32_t> prompt_token_ids;  ///< prompt given as token ids (exact count)
+  std::string prompt_text;                     ///< prompt given as text (/v1/completions)
+  std::vector<ChatMessage> messages;           ///< /v1/chat/completions
+  std::optional<std::int32_t> max_tokens;      ///< max_tokens or max_completion_tokens
+  bool stream = false;
+  bool include_usage = false;  ///< stream_options.include_usage
+  std::vector<std::string> stop;
+  std::optional<std::int64_t> seed;
+  double temperature = 1.0;
+  double top_p = 1.0;
+  bool ignore_eos = false;
+  std::string user;
+};
+
+/// An OpenAI-style error: {"error": {"message", "type", "param", "code"}} with an HTTP status.
+struct ApiError {
+  int http_status = 400;
+  std::string message;
+  std::string type = "invalid_request_error";
+  std::string param;  ///< the offending field, or empty (rendered as null)
+  std::string code;   ///< a stable token, or empty (rendered as null)
+};
+
+/// Token usage of one response.
+struct Usage {
+  std::int32_t prompt_tokens = 0;
+  std::int32_t completion_tokens = 0;
+};
+
+}  // namespace spillway::api

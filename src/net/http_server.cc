@@ -1,0 +1,138 @@
+#include "net/http_server.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <chrono>
+#include <stdexcept>
+
+namespace spillway::net {
+namespace {
+
+constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
+
+// Counts a connection for as long as it lives.
+struct ConnectionSlot {
+  std::atomic<std::int32_t>& active;
+  explicit ConnectionSlot(std::atomic<std::int32_t>& a) : active(a) { ++active; }
+  ~ConnectionSlot() { --active; }
+  ConnectionSlot(const ConnectionSlot&) = delete;
+  ConnectionSlot& operator=(const ConnectionSlot&) = delete;
+};
+
+}  // namespace
+
+HttpServer::HttpServer(asio::io_context& ioc, HttpServerOptions options, Handler handler)
+    : ioc_(ioc), options_(std::move(options)), handler_(std::move(handler)), acceptor_(ioc) {}
+
+void HttpServer::Start() {
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(options_.host, ec);
+  if (ec) {
+    throw std::runtime_error("invalid listen address '" + options_.host + "': " + ec.message());
+  }
+  const asio::ip::tcp::endpoint endpoint(address, options_.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) {
+    acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  }
+  if (!ec) {
+    acceptor_.bind(endpoint, ec);
+  }
+  if (!ec) {
+    acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  }
+  if (ec) {
+    throw std::runtime_error("cannot listen on " + options_.host + ":" +
+                             std::to_string(options_.port) + ": " + ec.message());
+  }
+  port_ = acceptor_.local_endpoint().port();
+  asio::co_spawn(acceptor_.get_executor(), AcceptLoop(), asio::detached);
+}
+
+void HttpServer::StopAccepting() {
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+}
+
+asio::awaitable<void> HttpServer::AcceptLoop() {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(ioc_), kUse);
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) {
+      co_return;
+    }
+    if (ec) {
+      continue;  // e.g. EMFILE: keep serving the connections we have
+    }
+    const auto executor = socket.get_executor();
+    if (active_.load() >= options_.max_connections) {
+      asio::co_spawn(executor, RefuseBusy(std::move(socket)), asio::detached);
+    } else {
+      asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
+    }
+  }
+}
+
+asio::awaitable<void> HttpServer::RefuseBusy(asio::ip::tcp::socket socket) {
+  // Answer without reading the request: the point is to be fast and cheap.
+  http::response<http::string_body> res{http::status::service_unavailable, 11};
+  res.set(http::field::server, "spillway");
+  res.set(http::field::content_type, "application/json");
+  res.set(http::field::retry_after, "1");
+  res.set("X-Overload-Reason", "too_many_connections");
+  res.keep_alive(false);
+  res.body() = options_.overload_body;
+  res.prepare_payload();
+  beast::tcp_stream stream(std::move(socket));
+  stream.expires_after(std::chrono::seconds(2));
+  co_await http::async_write(stream, res, kUse);
+  boost::system::error_code ec;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+}
+
+asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
+  ConnectionSlot slot(active_);
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  bool first = true;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(options_.max_body_bytes);
+    parser.header_limit(64 * 1024);
+    // One deadline for the whole request, headers and body: a slow or stalled client is cut
+    // off (slowloris); between keep-alive requests the idle timeout applies instead.
+    stream.expires_after(Millis(first ? options_.header_timeout_s : options_.idle_timeout_s));
+    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kUse);
+    stream.expires_never();
+    first = false;
+    if (ec == http::error::body_limit) {
+      Request dummy;
+      dummy.version(11);
+      HttpConnection conn(stream, buffer, dummy);
+      conn.set_close();
+      co_await conn.Reply(413, "application/json", options_.too_large_body);
+      break;
+    }
+    if (ec) {
+      break;  // EOF, timeout, reset or a malformed request: close the connection
+    }
+    HttpConnection conn(stream, buffer, parser.get());
+    co_await handler_(conn);
+    if (!conn.keep_alive() || !parser.get().keep_alive()) {
+      break;
+    }
+  }
+  boost::system::error_code ec;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+}
+
+}  // namespace spillway::net

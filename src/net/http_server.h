@@ -1,0 +1,60 @@
+#pragma once
+// A small HTTP/1.1 server on Boost.Beast with C++20 coroutines (after Beast 1.81's
+// advanced/server-flex-awaitable example): an accept loop, one coroutine per connection with
+// keep-alive, a header/body deadline against slow clients, a body size limit (413) and a cap on
+// concurrent connections (beyond it: an immediate 503 and close, never a hang).
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "net/http_connection.h"
+
+namespace spillway::net {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8000;  ///< 0 = an ephemeral port (see HttpServer::port)
+  std::size_t max_body_bytes = 1 << 20;
+  double header_timeout_s = 10;  ///< the whole request must arrive within this
+  double idle_timeout_s = 60;    ///< between requests on a keep-alive connection
+  std::int32_t max_connections = 1024;
+  /// Body of the 503 sent when max_connections is reached (JSON).
+  std::string overload_body = "{}";
+  /// Body of the 413 sent when a body exceeds max_body_bytes (JSON).
+  std::string too_large_body = "{}";
+};
+
+class HttpServer {
+ public:
+  /// Handles one request; must leave a response written (or the stream ended).
+  using Handler = std::function<asio::awaitable<void>(HttpConnection&)>;
+
+  HttpServer(asio::io_context& ioc, HttpServerOptions options, Handler handler);
+
+  /// Binds and starts accepting. Throws std::runtime_error naming host:port on failure.
+  void Start();
+  /// Stops accepting new connections (in-flight ones continue).
+  void StopAccepting();
+  /// The bound port (useful with port 0).
+  std::uint16_t port() const { return port_; }
+  std::int32_t active_connections() const { return active_.load(); }
+
+ private:
+  asio::awaitable<void> AcceptLoop();
+  asio::awaitable<void> Session(asio::ip::tcp::socket socket);
+  asio::awaitable<void> RefuseBusy(asio::ip::tcp::socket socket);
+
+  asio::io_context& ioc_;
+  HttpServerOptions options_;
+  Handler handler_;
+  asio::ip::tcp::acceptor acceptor_;
+  std::uint16_t port_ = 0;
+  std::atomic<std::int32_t> active_{0};
+};
+
+}  // namespace spillway::net

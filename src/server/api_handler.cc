@@ -1,0 +1,443 @@
+#include "server/api_handler.h"
+
+#include <fmt/format.h>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <charconv>
+#include <cmath>
+#include <ctime>
+
+#include "api/request_parser.h"
+#include "api/responses.h"
+
+namespace spillway::server {
+namespace {
+
+namespace http = boost::beast::http;
+constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
+
+api::ApiError Error(int status, std::string message, std::string type, std::string code,
+                    std::string param = "") {
+  return api::ApiError{status, std::move(message), std::move(type), std::move(param),
+                       std::move(code)};
+}
+
+// The rejection body and headers of the overload contract.
+api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s) {
+  const std::string reason(ToString(d.reason));
+  std::string message;
+  switch (d.reason) {
+    case OverloadReason::kRateLimited:
+      message = "Rate limit reached for this API key's tenant.";
+      break;
+    case OverloadReason::kQueueDelayExceeded:
+    case OverloadReason::kQueueDelayAndKvSaturation:
+    case OverloadReason::kKvSaturation:
+      message = fmt::format(
+          "Server overloaded ({}): estimated queue delay {:.2f} s + prefill {:.3f} s against a "
+          "TTFT SLO of {:.2f} s.",
+          reason, d.queue_delay_est_s, d.prefill_est_s, ttft_slo_s);
+      break;
+    case OverloadReason::kDraining:
+      message = "Server is draining for shutdown; send new requests elsewhere.";
+      break;
+    default:
+      message = "Server at its hard queue limit (" + reason + ").";
+  }
+  message += fmt::format(" Retry after {:.0f} s.", d.retry_after_s);
+  return Error(d.http_status, message, d.http_status == 429 ? "rate_limit_error" : "overloaded",
+               reason);
+}
+
+net::Headers OverloadHeaders(const AdmissionDecision& d) {
+  net::Headers h = {{"Retry-After", fmt::format("{:.0f}", d.retry_after_s)},
+                    {"X-Overload-Reason", std::string(ToString(d.reason))}};
+  if (d.reason == OverloadReason::kRateLimited) {
+    // Unix time at which the bucket has a token again (overload lesson §3.3).
+    h.emplace_back("X-RateLimit-Reset",
+                   std::to_string(std::time(nullptr) + static_cast<std::time_t>(d.retry_after_s)));
+  }
+  return h;
+}
+
+std::string_view StripQuery(std::string_view target) {
+  const auto q = target.find('?');
+  return q == std::string_view::npos ? target : target.substr(0, q);
+}
+
+}  // namespace
+
+// One admitted generation, as the session drives it.
+struct Generation {
+  api::CompletionRequest request;
+  api::ResponseMeta meta;
+  std::int32_t prompt_tokens = 0;
+  SubmitResult admitted;
+  net::Headers headers;
+  Seconds deadline_s = 0;  // the server's request deadline (SteadyClock seconds)
+};
+
+namespace {
+
+enum class Wake : std::uint8_t { kEvent, kClientGone, kTimeout, kClosed };
+struct Next {
+  Wake wake = Wake::kClosed;
+  StreamEvent event;
+};
+
+// Waits for the engine's next event for this request, the client leaving, or the deadline.
+asio::awaitable<Next> NextEvent(EventChannel& events, net::HttpConnection& conn,
+                                asio::steady_timer& deadline, bool* watch) {
+  using namespace asio::experimental::awaitable_operators;
+  for (;;) {
+    if (*watch) {
+      auto r = co_await (events.async_receive(kUse) || conn.WaitClientGone() ||
+                         deadline.async_wait(kUse));
+      if (r.index() == 0) {
+        auto [ec, ev] = std::get<0>(r);
+        co_return ec ? Next{Wake::kClosed, {}} : Next{Wake::kEvent, ev};
+      }
+      if (r.index() == 1) {
+        if (std::get<1>(r)) {
+          co_return Next{Wake::kClientGone, {}};
+        }
+        *watch = false;  // the client sent more bytes: stop watching rather than spin
+        continue;
+      }
+      co_return Next{Wake::kTimeout, {}};
+    }
+    auto r = co_await (events.async_receive(kUse) || deadline.async_wait(kUse));
+    if (r.index() == 0) {
+      auto [ec, ev] = std::get<0>(r);
+      co_return ec ? Next{Wake::kClosed, {}} : Next{Wake::kEvent, ev};
+    }
+    co_return Next{Wake::kTimeout, {}};
+  }
+}
+
+// Truncates `text` at the first stop string; true when one matched.
+bool ApplyStop(std::string* text, const std::vector<std::string>& stop) {
+  std::size_t cut = std::string::npos;
+  for (const std::string& s : stop) {
+    const std::size_t at = s.empty() ? std::string::npos : text->find(s);
+    cut = std::min(cut, at);
+  }
+  if (cut == std::string::npos) {
+    return false;
+  }
+  text->resize(cut);
+  return true;
+}
+
+}  // namespace
+
+ApiHandler::ApiHandler(const ServerConfig& config, std::int32_t max_model_len,
+                       EngineService& engine, ServerMetrics& metrics,
+                       const api::Tokenizer& tokenizer, const net::SteadyClock& clock,
+                       const std::atomic<bool>& draining)
+    : config_(config),
+      max_model_len_(max_model_len),
+      engine_(engine),
+      metrics_(metrics),
+      tokenizer_(tokenizer),
+      clock_(clock),
+      draining_(draining) {}
+
+asio::awaitable<void> ApiHandler::Send(net::HttpConnection& conn, unsigned status, std::string body,
+                                       const net::Headers& headers, std::string_view content_type) {
+  metrics_.http_requests_total->With({std::to_string(status)}).Inc();
+  co_await conn.Reply(status, content_type, std::move(body), headers);
+}
+
+asio::awaitable<void> ApiHandler::SendError(net::HttpConnection& conn, const api::ApiError& error,
+                                            const net::Headers& headers) {
+  co_await Send(conn, static_cast<unsigned>(error.http_status), api::ErrorJson(error), headers);
+}
+
+asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
+  const std::string_view path = StripQuery(conn.target());
+  const auto method = conn.request().method();
+  const bool get = method == http::verb::get || method == http::verb::head;
+  if (path == "/v1/completions" || path == "/v1/chat/completions") {
+    if (method != http::verb::post) {
+      const net::Headers allow = {{std::string("Allow"), std::string("POST")}};
+      co_await SendError(
+          conn, Error(405, "Use POST.", "invalid_request_error", "method_not_allowed"), allow);
+      co_return;
+    }
+    co_await Completions(conn, path == "/v1/chat/completions");
+  } else if (path == "/v1/models" && get) {
+    const auto& exec = engine_.options().profile;
+    co_await Send(conn, 200,
+                  api::ModelsJson(config_.model, std::time(nullptr), "emulated:" + exec.name, true,
+                                  max_model_len_));
+  } else if (path == "/health" && get) {
+    // Liveness: the engine loop shows a sign of life at least once a second, even idle.
+    const double silent_s = clock_.Now() - engine_.last_heartbeat_s();
+    const bool alive = silent_s < 5.0;
+    co_await Send(conn, alive ? 200 : 503,
+                  fmt::format(R"({{"status":"{}","engine_silent_s":{:.3f}}})",
+                              alive ? "ok" : "engine_stuck", silent_s));
+  } else if (path == "/ready" && get) {
+    const bool ready = !draining_.load();
+    std::string body = ready ? R"({"status":"ready"})" : R"({"status":"draining"})";
+    co_await Send(conn, ready ? 200 : 503, std::move(body));
+  } else if (path == "/metrics" && get) {
+    const net::Headers none;
+    co_await Send(conn, 200, metrics_.registry.Render(), none,
+                  "text/plain; version=0.0.4; charset=utf-8");
+  } else {
+    co_await SendError(conn, Error(404, "No route for " + std::string(path) + ".",
+                                   "invalid_request_error", "not_found"));
+  }
+}
+
+asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool chat) {
+  // Authentication: with keys configured, every request names one.
+  std::string tenant = "default";
+  std::int32_t max_priority = 0;
+  if (!config_.api_keys.empty()) {
+    const auto auth = conn.request()[http::field::authorization];
+    const std::string_view value(auth.data(), auth.size());
+    const auto it = value.starts_with("Bearer ")
+                        ? config_.api_keys.find(std::string(value.substr(7)))
+                        : config_.api_keys.end();
+    if (it == config_.api_keys.end()) {
+      co_await SendError(conn, Error(401, "Missing or unknown API key (Authorization: Bearer).",
+                                     "authentication_error", "invalid_api_key"));
+      co_return;
+    }
+    tenant = it->second.tenant;
+    max_priority = it->second.max_priority;
+  }
+  auto parsed = api::ParseCompletionRequest(
+      conn.request().body(), chat ? api::Endpoint::kChatCompletions : api::Endpoint::kCompletions);
+  if (auto* error = std::get_if<api::ApiError>(&parsed)) {
+    co_await SendError(conn, *error);
+    co_return;
+  }
+  Generation g;
+  g.request = std::move(std::get<api::CompletionRequest>(parsed));
+  const api::CompletionRequest& req = g.request;
+  if (!req.model.empty() && req.model != config_.model) {
+    co_await SendError(conn, Error(404,
+                                   "The model '" + req.model +
+                                       "' does not exist; this server "
+                                       "serves '" +
+                                       config_.model + "'.",
+                                   "invalid_request_error", "model_not_found", "model"));
+    co_return;
+  }
+  // Prompt length, exact for token ids, approximate for text (see api/tokenizer.h).
+  if (!req.prompt_token_ids.empty()) {
+    g.prompt_tokens = static_cast<std::int32_t>(req.prompt_token_ids.size());
+  } else if (chat) {
+    g.prompt_tokens = tokenizer_.CountChatTokens(req.messages);
+  } else {
+    g.prompt_tokens = tokenizer_.CountTokens(req.prompt_text);
+  }
+  const std::int32_t room = max_model_len_ - g.prompt_tokens;
+  const std::int32_t max_tokens =
+      req.max_tokens.value_or(std::min(config_.default_max_tokens, std::max(room, 0)));
+  if (room <= 0 || max_tokens > room) {
+    co_await SendError(
+        conn,
+        Error(
+            400,
+            fmt::format("This model's maximum context length is {} tokens. However, you "
+                        "requested {} tokens ({} in the prompt, {} for the completion).",
+                        max_model_len_, g.prompt_tokens + max_tokens, g.prompt_tokens, max_tokens),
+            "invalid_request_error", "context_length_exceeded", chat ? "messages" : "prompt"));
+    co_return;
+  }
+  // Priority class: X-Priority-Class, never more urgent than the key allows.
+  std::int32_t priority = max_priority;
+  if (const auto h = conn.request()["X-Priority-Class"]; !h.empty()) {
+    std::int32_t asked = 0;
+    const auto [end, ec] = std::from_chars(h.data(), h.data() + h.size(), asked);
+    if (ec != std::errc{} || end != h.data() + h.size() || asked < 0) {
+      co_await SendError(conn, Error(400, "X-Priority-Class must be an integer >= 0.",
+                                     "invalid_request_error", "invalid_priority"));
+      co_return;
+    }
+    priority = std::max(asked, max_priority);
+  }
+  const auto executor = co_await asio::this_coro::executor;
+  g.admitted = co_await engine_.Submit(SubmitRequest{tenant, g.prompt_tokens, max_tokens, priority},
+                                       executor);
+  const AdmissionDecision& d = g.admitted.decision;
+  if (!d.admitted()) {
+    co_await SendError(conn, OverloadError(d, config_.ttft_slo_s), OverloadHeaders(d));
+    co_return;
+  }
+  if (d.verdict == Verdict::kDegrade) {
+    g.headers.emplace_back("X-Degraded", fmt::format("max_tokens={}", d.max_output_tokens));
+  }
+  g.meta.endpoint = req.endpoint;
+  g.meta.id = fmt::format("{}-{:016x}", chat ? "chatcmpl" : "cmpl", next_response_id_++);
+  g.meta.created_s = std::time(nullptr);
+  g.meta.model = config_.model;
+  g.deadline_s = clock_.Now() + config_.request_timeout_s;
+  if (req.stream) {
+    co_await Stream(conn, g);
+  } else {
+    co_await Generate(conn, g);
+  }
+}
+
+asio::awaitable<void> ApiHandler::Generate(net::HttpConnection& conn, const Generation& g) {
+  asio::steady_timer deadline(co_await asio::this_coro::executor);
+  deadline.expires_at(clock_.At(g.deadline_s));
+  const RequestId id = g.admitted.id;
+  std::string text;
+  std::int32_t tokens = 0;
+  bool watch = true;
+  for (;;) {
+    const Next next = co_await NextEvent(*g.admitted.events, conn, deadline, &watch);
+    if (next.wake == Wake::kClientGone) {
+      engine_.Abort(id, AbortCause::kClientDisconnect);
+      metrics_.http_requests_total->With({"499"}).Inc();  // nginx's "client closed request"
+      conn.set_close();
+      co_return;
+    }
+    if (next.wake == Wake::kTimeout || next.wake == Wake::kClosed) {
+      engine_.Abort(id, AbortCause::kServerTimeout);
+      co_await SendError(conn, Error(504,
+                                     fmt::format("No complete answer within the server's "
+                                                 "request deadline of {:g} s.",
+                                                 config_.request_timeout_s),
+                                     "timeout", "request_timeout"));
+      co_return;
+    }
+    const StreamEvent& ev = next.event;
+    if (ev.kind == StreamEvent::Kind::kToken) {
+      text += tokenizer_.Decode(ev.token_id);
+      ++tokens;
+      if (ApplyStop(&text, g.request.stop)) {
+        engine_.FinishStop(id);
+        co_await Send(conn, 200,
+                      api::CompletionJson(g.meta, text, "stop", {g.prompt_tokens, tokens}),
+                      g.headers);
+        co_return;
+      }
+      continue;
+    }
+    switch (ev.reason) {
+      case FinishReason::kLength:
+      case FinishReason::kStop:
+        co_await Send(conn, 200,
+                      api::CompletionJson(g.meta, text, ToString(ev.reason),
+                                          {g.prompt_tokens, ev.completion_tokens}),
+                      g.headers);
+        co_return;
+      case FinishReason::kDeadline: {
+        AdmissionDecision d;
+        d.http_status = 429;
+        d.reason = OverloadReason::kQueueDeadlineExceeded;
+        d.retry_after_s = ev.retry_after_s;
+        co_await SendError(conn,
+                           Error(429,
+                                 fmt::format("Dropped at the queue head: no prefill could start "
+                                             "within the TTFT SLO of {:g} s. Retry after {:.0f} s.",
+                                             config_.ttft_slo_s, ev.retry_after_s),
+                                 "rate_limit_error", "queue_deadline_exceeded"),
+                           OverloadHeaders(d));
+        co_return;
+      }
+      default: {
+        const net::Headers retry_one = {{std::string("Retry-After"), std::string("1")}};
+        co_await SendError(conn,
+                           Error(503,
+                                 "The engine could not finish this request (" +
+                                     std::string(ToString(ev.reason)) + ").",
+                                 "overloaded", std::string(ToString(ev.reason))),
+                           retry_one);
+        co_return;
+      }
+    }
+  }
+}
+
+asio::awaitable<void> ApiHandler::Stream(net::HttpConnection& conn, const Generation& g) {
+  const RequestId id = g.admitted.id;
+  metrics_.http_requests_total->With({"200"}).Inc();
+  if (!co_await conn.StartStream(g.headers)) {
+    engine_.Abort(id, AbortCause::kClientDisconnect);
+    co_return;
+  }
+  asio::steady_timer deadline(co_await asio::this_coro::executor);
+  deadline.expires_at(clock_.At(g.deadline_s));
+  std::string text;  // only kept when stop strings need matching
+  std::int32_t tokens = 0;
+  bool watch = true;
+  auto finish = [&](std::string_view reason) -> asio::awaitable<void> {
+    std::string out = api::SseData(api::StreamChunkJson(g.meta, "", tokens == 0, reason));
+    if (g.request.include_usage) {
+      out += api::SseData(api::UsageChunkJson(g.meta, {g.prompt_tokens, tokens}));
+    }
+    out += api::kSseDone;
+    if (co_await conn.WriteChunk(out)) {
+      co_await conn.EndStream();
+    }
+  };
+  auto fail = [&](const api::ApiError& e) -> asio::awaitable<void> {
+    const std::string out = api::SseData(api::ErrorJson(e)) + std::string(api::kSseDone);
+    if (co_await conn.WriteChunk(out)) {
+      co_await conn.EndStream();
+    }
+  };
+  for (;;) {
+    const Next next = co_await NextEvent(*g.admitted.events, conn, deadline, &watch);
+    if (next.wake == Wake::kClientGone) {
+      engine_.Abort(id, AbortCause::kClientDisconnect);
+      co_return;
+    }
+    if (next.wake == Wake::kTimeout || next.wake == Wake::kClosed) {
+      engine_.Abort(id, AbortCause::kServerTimeout);
+      co_await fail(Error(504, "No complete answer within the server's request deadline.",
+                          "timeout", "request_timeout"));
+      co_return;
+    }
+    const StreamEvent& ev = next.event;
+    if (ev.kind == StreamEvent::Kind::kToken) {
+      std::string piece = tokenizer_.Decode(ev.token_id);
+      bool stopped = false;
+      if (!g.request.stop.empty()) {
+        const std::size_t before = text.size();
+        text += piece;
+        stopped = ApplyStop(&text, g.request.stop);
+        piece = before < text.size() ? text.substr(before) : std::string();
+      }
+      if (!piece.empty() && !co_await conn.WriteChunk(api::SseData(
+                                api::StreamChunkJson(g.meta, piece, tokens == 0, std::nullopt)))) {
+        engine_.Abort(id, AbortCause::kClientDisconnect);
+        co_return;
+      }
+      ++tokens;
+      if (stopped) {
+        engine_.FinishStop(id);
+        co_await finish("stop");
+        co_return;
+      }
+      continue;
+    }
+    if (ev.reason == FinishReason::kLength || ev.reason == FinishReason::kStop) {
+      co_await finish(ToString(ev.reason));
+    } else if (ev.reason == FinishReason::kDeadline) {
+      co_await fail(Error(429,
+                          "Dropped at the queue head: no prefill could start within the "
+                          "TTFT SLO.",
+                          "rate_limit_error", "queue_deadline_exceeded"));
+    } else {
+      co_await fail(Error(503, "The engine could not finish this request.", "overloaded",
+                          std::string(ToString(ev.reason))));
+    }
+    co_return;
+  }
+}
+
+}  // namespace spillway::server

@@ -1,0 +1,141 @@
+#pragma once
+// The live driver of the engine core: the scheduler, KV manager, executor and admission
+// controller live on one strand, so the core needs no locks and is the same code the
+// simulator calls. A coroutine on that strand runs the iteration loop:
+//   Step(now) -> Executor::Run(plan) -> wait the step's duration (the emulated executor's
+//   modelled time) -> OnStepDone(now) -> deliver tokens to each request's channel.
+// Idle, it sleeps until a request arrives (waking at least once a second to show liveness).
+//
+// Sessions talk to it through thread-safe calls that post to the strand. Each admitted request
+// gets a bounded channel of StreamEvents; the engine never blocks on a slow client: when a
+// request's channel is full, the request is aborted (cause slow_client).
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "admission/admission.h"
+#include "executor/emulated_executor.h"
+#include "kv/block_manager.h"
+#include "net/clock.h"
+#include "sched/scheduler.h"
+#include "server/server_metrics.h"
+
+namespace spillway::server {
+
+namespace asio = boost::asio;
+
+enum class AbortCause : std::uint8_t { kClientDisconnect, kServerTimeout, kSlowClient, kShutdown };
+std::string_view ToString(AbortCause cause);
+
+/// What a request's session receives from the engine.
+struct StreamEvent {
+  enum class Kind : std::uint8_t { kToken, kFinished };
+  Kind kind = Kind::kToken;
+  std::int32_t token_id = 0;                  ///< kToken
+  FinishReason reason = FinishReason::kNone;  ///< kFinished
+  std::int32_t completion_tokens = 0;         ///< kFinished: tokens generated
+  Seconds retry_after_s = 1;                  ///< kFinished with kDeadline: whole seconds
+};
+
+using EventChannel =
+    asio::experimental::concurrent_channel<void(boost::system::error_code, StreamEvent)>;
+
+struct SubmitRequest {
+  std::string tenant = "default";
+  std::int32_t prompt_tokens = 0;
+  std::int32_t max_tokens = 0;
+  std::int32_t priority = 0;
+};
+
+struct SubmitResult {
+  AdmissionDecision decision;
+  RequestId id = 0;                      ///< valid when admitted
+  std::shared_ptr<EventChannel> events;  ///< valid when admitted
+};
+
+struct EngineOptions {
+  Profile profile;
+  SchedulerConfig scheduler;
+  std::int32_t num_gpu_blocks = 0;
+  AdmissionConfig admission;
+  bool propagate_cancellation = true;
+  std::size_t channel_capacity = 4096;  ///< events buffered per request before slow_client
+};
+
+class EngineService {
+ public:
+  EngineService(asio::io_context& ioc, EngineOptions options, ServerMetrics& metrics,
+                const net::SteadyClock& clock);
+
+  /// Starts the iteration loop on the engine strand.
+  void Start();
+  /// Stops the loop after the current step; pending requests get no more events.
+  void Stop();
+
+  /// Decides admission and, when admitted, enqueues the request. `events_executor` is where
+  /// the session receives its events. Runs on the engine strand; the result is delivered back
+  /// to the caller's coroutine.
+  asio::awaitable<SubmitResult> Submit(SubmitRequest request, asio::any_io_executor session);
+
+  /// Asks the engine to stop work on `id` (applied at the next iteration boundary). Client
+  /// disconnects abort only while cancellation propagation is on; other causes always do.
+  void Abort(RequestId id, AbortCause cause);
+
+  /// Ends `id` with finish reason stop (a stop string matched on the session side); no abort
+  /// is counted and no further events are sent.
+  void FinishStop(RequestId id);
+
+  /// Refuses new requests with 503 draining from now on.
+  void StartDraining();
+
+  /// Requests admitted and not yet finished (any thread).
+  std::int64_t in_flight() const { return in_flight_.load(); }
+  /// Seconds (SteadyClock) of the loop's last sign of life (any thread).
+  Seconds last_heartbeat_s() const { return heartbeat_s_.load(); }
+  const EngineOptions& options() const { return options_; }
+
+ private:
+  asio::awaitable<void> Loop();
+  SubmitResult DoSubmit(const SubmitRequest& request, const asio::any_io_executor& session);
+  void DoAbort(RequestId id, AbortCause cause);
+  void DeliverTokens(Seconds now);
+  void HandleFinished(Seconds now);
+  Seconds WastedShare(const StepPlan& plan, Seconds duration) const;
+  void Publish();
+  void Wake();
+
+  struct Entry {
+    std::shared_ptr<EventChannel> events;
+    Seconds arrival_s = 0;
+    Seconds last_token_s = kNever;
+    std::int32_t tokens = 0;
+    bool client_gone = false;
+  };
+
+  EngineOptions options_;
+  ServerMetrics& metrics_;
+  const net::SteadyClock& clock_;
+  asio::strand<asio::io_context::executor_type> strand_;
+  asio::steady_timer idle_timer_;
+  asio::steady_timer step_timer_;
+  BlockManager blocks_;
+  Scheduler scheduler_;
+  EmulatedExecutor executor_;
+  AdmissionController admission_;
+  std::unordered_map<RequestId, Entry> entries_;
+  StepEvents events_;
+  RequestId next_id_ = 1;
+  bool stopping_ = false;
+  bool idle_ = false;
+  std::atomic<std::int64_t> in_flight_{0};
+  std::atomic<double> heartbeat_s_{0};
+};
+
+}  // namespace spillway::server

@@ -1,0 +1,180 @@
+#include "server/server.h"
+
+#include <fmt/format.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <iostream>
+#include <thread>
+
+#include "admission/priors.h"
+#include "api/responses.h"
+#include "api/tokenizer.h"
+#include "executor/cost_model.h"
+#include "net/clock.h"
+#include "net/http_server.h"
+#include "sched/slo_budget.h"
+#include "server/api_handler.h"
+#include "server/engine_service.h"
+#include "server/server_metrics.h"
+
+namespace spillway::server {
+namespace {
+
+EngineOptions ResolveEngine(const ServerConfig& c) {
+  EngineOptions o;
+  o.profile = LoadProfileByName(c.profile, c.profile_dir);
+  const CostModel cost(o.profile);
+  SchedulerConfig& s = o.scheduler;
+  s.enable_chunked_prefill = c.enable_chunked_prefill;
+  s.policy = c.scheduling;
+  s.priority_aging_s = c.priority_aging_s;
+  s.max_preemptions = c.max_preemptions;
+  if (c.slo_budgets) {
+    // 90% of the TPOT SLO, as the simulator sizes it (sim/run_config.h kSloBudgetHeadroom).
+    const SloBudgets b = DeriveSloBudgets(cost, 0.9 * c.tpot_slo_s, c.slo_budget_context_tokens);
+    s.max_num_seqs = b.max_num_seqs;
+    s.max_num_batched_tokens = b.max_num_batched_tokens;
+  }
+  s.max_num_seqs = c.max_num_seqs.value_or(s.max_num_seqs);
+  s.max_num_batched_tokens = c.max_num_batched_tokens.value_or(s.max_num_batched_tokens);
+  o.num_gpu_blocks = c.num_gpu_blocks.value_or(o.profile.num_gpu_blocks());
+  o.propagate_cancellation = c.propagate_cancellation;
+
+  AdmissionConfig& a = o.admission;
+  a.policy = c.policy;
+  a.ttft_slo_s = c.ttft_slo_s;
+  a.kv_headroom = c.kv_headroom;
+  a.max_num_queued_reqs = c.max_num_queued_reqs > 0                  ? c.max_num_queued_reqs
+                          : c.policy == AdmissionPolicy::kTailDrop   ? 32
+                          : c.policy == AdmissionPolicy::kPredictive ? 4096
+                                                                     : 0;
+  a.max_num_queued_tokens = c.max_num_queued_tokens;
+  a.degrade_max_tokens = c.degrade_max_tokens;
+  for (const auto& [key, k] : c.api_keys) {
+    if (k.rate_rps > 0 && a.tenants.count(k.tenant) == 0) {
+      a.tenants[k.tenant] = TenantLimit{k.rate_rps, k.burst};
+    }
+  }
+  a.estimator = EstimatorPriors(cost, s, c.slo_budget_context_tokens);
+  return o;
+}
+
+}  // namespace
+
+struct Server::Impl {
+  ServerConfig config;
+  EngineOptions engine_options;
+  std::int32_t max_model_len = 0;
+  asio::io_context ioc;
+  net::SteadyClock clock;
+  ServerMetrics metrics;
+  api::ApproxTokenizer tokenizer;
+  std::atomic<bool> draining{false};
+  std::unique_ptr<EngineService> engine;
+  std::unique_ptr<ApiHandler> handler;
+  std::unique_ptr<net::HttpServer> http;
+  std::function<void(std::uint16_t)> on_listening;
+  int exit_code = 0;
+
+  explicit Impl(ServerConfig c)
+      : config(std::move(c)), engine_options(ResolveEngine(config)), metrics(config.model) {
+    max_model_len = config.max_model_len.value_or(engine_options.profile.max_model_len);
+  }
+
+  void BeginDrain() {
+    if (draining.exchange(true)) {
+      return;
+    }
+    std::cerr << "spillway serve: draining (in flight: " << engine->in_flight() << ")\n";
+    engine->StartDraining();
+    asio::co_spawn(ioc, WaitDrained(), asio::detached);
+  }
+
+  asio::awaitable<void> WaitDrained() {
+    asio::steady_timer timer(ioc);
+    const Seconds give_up = clock.Now() + config.drain_timeout_s;
+    while (engine->in_flight() > 0 && clock.Now() < give_up) {
+      timer.expires_after(std::chrono::milliseconds(20));
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+    if (engine->in_flight() > 0) {
+      std::cerr << "spillway serve: drain timeout with " << engine->in_flight()
+                << " requests in flight\n";
+    }
+    // Let the last responses reach their sockets before stopping.
+    timer.expires_after(std::chrono::milliseconds(100));
+    co_await timer.async_wait(asio::use_awaitable);
+    http->StopAccepting();
+    engine->Stop();
+    ioc.stop();
+  }
+};
+
+Server::Server(ServerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+Server::~Server() = default;
+
+void Server::OnListening(std::function<void(std::uint16_t)> callback) {
+  impl_->on_listening = std::move(callback);
+}
+
+void Server::Shutdown() {
+  asio::post(impl_->ioc, [this] { impl_->BeginDrain(); });
+}
+
+int Server::Run() {
+  Impl& m = *impl_;
+  m.engine = std::make_unique<EngineService>(m.ioc, m.engine_options, m.metrics, m.clock);
+  m.handler = std::make_unique<ApiHandler>(m.config, m.max_model_len, *m.engine, m.metrics,
+                                           m.tokenizer, m.clock, m.draining);
+  net::HttpServerOptions http;
+  http.host = m.config.host;
+  http.port = m.config.port;
+  http.max_body_bytes = m.config.max_body_bytes;
+  http.header_timeout_s = m.config.header_timeout_s;
+  http.idle_timeout_s = m.config.idle_timeout_s;
+  http.max_connections = m.config.max_connections;
+  http.overload_body =
+      api::ErrorJson({503, "Too many connections.", "overloaded", "", "too_many_connections"});
+  http.too_large_body = api::ErrorJson(
+      {413, "Request body too large.", "invalid_request_error", "", "body_too_large"});
+  ApiHandler* handler = m.handler.get();
+  m.http = std::make_unique<net::HttpServer>(
+      m.ioc, http, [handler](net::HttpConnection& conn) { return (*handler)(conn); });
+  m.http->Start();
+  m.engine->Start();
+  asio::signal_set signals(m.ioc, SIGTERM, SIGINT);
+  signals.async_wait([&m](const boost::system::error_code& ec, int) {
+    if (!ec) {
+      m.BeginDrain();
+    }
+  });
+  const auto& p = m.engine_options.profile;
+  std::cerr << fmt::format(
+      "spillway serve: listening on http://{}:{} (model '{}', EMULATED executor: profile {}, "
+      "policy {}, max_num_seqs {}, max_num_batched_tokens {}, {} KV blocks)\n",
+      m.config.host, m.http->port(), m.config.model, p.name, ToString(m.config.policy),
+      m.engine_options.scheduler.max_num_seqs, m.engine_options.scheduler.max_num_batched_tokens,
+      m.engine_options.num_gpu_blocks);
+  if (m.on_listening) {
+    m.on_listening(m.http->port());
+  }
+  const int threads = m.config.threads > 0
+                          ? m.config.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) {
+    pool.emplace_back([&m] { m.ioc.run(); });
+  }
+  m.ioc.run();
+  for (std::thread& t : pool) {
+    t.join();
+  }
+  std::cerr << "spillway serve: stopped\n";
+  return m.exit_code;
+}
+
+}  // namespace spillway::server

@@ -1,0 +1,76 @@
+#pragma once
+// Configuration of `spillway serve`: typed, validated once at start-up, immutable afterwards.
+// Every key can come from the YAML file (--config) or a flag; flags win. Defaults run out of
+// the box: the emulated executor with profile seed-a100-7b, policy predictive, port 8000.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "admission/admission.h"
+#include "sched/scheduler.h"
+
+namespace spillway::server {
+
+/// One API key: the tenant it belongs to, its token bucket and the highest priority class it
+/// may ask for (lower number = more urgent; a request asking for more urgency is clamped).
+struct ApiKey {
+  std::string tenant;
+  double rate_rps = 0;  ///< 0 = no rate limit
+  double burst = 1;
+  std::int32_t max_priority = 0;  ///< the most urgent class allowed (0 = highest)
+};
+
+struct ServerConfig {
+  // Listener.
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8000;
+  std::int32_t threads = 0;              ///< 0 = one per core
+  std::int32_t max_connections = 1024;   ///< beyond: fast 503, connection closed
+  std::size_t max_body_bytes = 1 << 20;  ///< larger bodies: 413
+  double header_timeout_s = 10;          ///< a request's headers must arrive within this
+  double idle_timeout_s = 60;            ///< keep-alive connections close after this idle time
+
+  // Model and engine.
+  std::string model = "spillway-emulated";
+  std::string profile = "seed-a100-7b";
+  std::string profile_dir;  ///< resolved by the app when empty
+  std::optional<std::int32_t> max_num_seqs;
+  std::optional<std::int32_t> max_num_batched_tokens;
+  bool slo_budgets = true;  ///< derive budgets from the TPOT SLO (explicit limits win)
+  std::int64_t slo_budget_context_tokens = 256;
+  bool enable_chunked_prefill = true;
+  SchedulingPolicy scheduling = SchedulingPolicy::kFcfs;
+  double priority_aging_s = 10;
+  std::int32_t max_preemptions = 0;
+  std::optional<std::int32_t> num_gpu_blocks;
+  std::optional<std::int32_t> max_model_len;  ///< default: the profile's
+  std::int32_t default_max_tokens = 256;      ///< when a request gives none (clamped to context)
+  bool propagate_cancellation = true;
+
+  // Admission and SLOs.
+  AdmissionPolicy policy = AdmissionPolicy::kPredictive;
+  double ttft_slo_s = 1.0;
+  double tpot_slo_s = 0.035;
+  double kv_headroom = 0.85;
+  std::int32_t max_num_queued_reqs = 0;    ///< 0 = policy default
+  std::int64_t max_num_queued_tokens = 0;  ///< 0 = none
+  std::int32_t degrade_max_tokens = 0;     ///< 0 = no degradation
+  std::map<std::string, ApiKey> api_keys;  ///< empty = no authentication
+
+  // Timeout hierarchy (strictly ordered): client > server request deadline > queue ingress.
+  double client_timeout_s = 5.0;   ///< what clients are told to use; validated only
+  double request_timeout_s = 4.5;  ///< server deadline: 504 and abort after this
+  double drain_timeout_s = 30;     ///< SIGTERM: in-flight requests get this long
+};
+
+/// Loads `path` (may be empty: defaults only) and checks every constraint, including the
+/// timeout hierarchy (client_timeout_s > request_timeout_s > ttft_slo_s, the queue-ingress
+/// budget). Throws config::ConfigError naming the file, line, field and value.
+ServerConfig LoadServerConfig(const std::string& path);
+
+/// Validates a config built in code or after flag overrides (same rules, "flags" as origin).
+void ValidateServerConfig(const ServerConfig& config, const std::string& origin);
+
+}  // namespace spillway::server

@@ -1,0 +1,75 @@
+#include "server/server_metrics.h"
+
+#include "metrics/buckets.h"
+
+namespace spillway::server {
+
+ServerMetrics::ServerMetrics(const std::string& model_name) : model(model_name) {
+  const std::vector<double> latency_buckets = metrics::LatencyBucketsSeconds();
+  auto& r = registry;
+  const std::vector<std::string> by_model = {"model_name"};
+  auto gauge = [&](const char* name, const char* help) {
+    return &r.AddGauge(name, help, by_model).With({model});
+  };
+  auto counter = [&](const char* name, const char* help) {
+    return &r.AddCounter(name, help, by_model).With({model});
+  };
+  auto histogram = [&](const char* name, const char* help) {
+    return &r.AddHistogram(name, help, latency_buckets, by_model).With({model});
+  };
+  num_requests_waiting = gauge("vllm:num_requests_waiting", "Requests waiting to be scheduled.");
+  num_requests_running = gauge("vllm:num_requests_running", "Requests in the running batch.");
+  kv_cache_usage_perc =
+      gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.");
+  num_preemptions_total = counter("vllm:num_preemptions_total", "Cumulative preemptions.");
+  prompt_tokens_total = counter("vllm:prompt_tokens_total", "Prefill tokens processed.");
+  generation_tokens_total = counter("vllm:generation_tokens_total", "Generation tokens.");
+  request_queue_time_seconds =
+      histogram("vllm:request_queue_time_seconds", "Time in the waiting queue, seconds.");
+  request_prefill_time_seconds =
+      histogram("vllm:request_prefill_time_seconds", "Time in prefill, seconds.");
+  time_to_first_token_seconds =
+      histogram("vllm:time_to_first_token_seconds", "Time to first token, seconds.");
+  inter_token_latency_seconds =
+      histogram("vllm:inter_token_latency_seconds", "Inter-token latency, seconds.");
+  time_per_output_token_seconds =
+      histogram("vllm:time_per_output_token_seconds", "Time per output token, seconds.");
+  e2e_request_latency_seconds =
+      histogram("vllm:e2e_request_latency_seconds", "End-to-end request latency, seconds.");
+  request_success_total =
+      &r.AddCounter("vllm:request_success_total", "Finished requests by finish reason.",
+                    {"model_name", "finished_reason"});
+
+  admission_decisions_total =
+      &r.AddCounter("spillway_admission_decisions_total",
+                    "Admission decisions by decision (admit, degrade, reject), reason and tenant.",
+                    {"decision", "reason", "tenant"});
+  http_requests_total =
+      &r.AddCounter("spillway_http_requests_total", "HTTP responses by status.", {"status"});
+  aborts_total = &r.AddCounter("spillway_aborts_total",
+                               "Engine aborts by cause (client_disconnect, deadline, "
+                               "server_timeout, slow_client, shutdown).",
+                               {"cause"});
+  estimated_queue_delay_seconds =
+      &r.AddGauge("spillway_estimated_queue_delay_seconds",
+                  "W_est: estimated wait before a new request's prefill starts, seconds.")
+           .Get();
+  service_rate_requests_per_second =
+      &r.AddGauge("spillway_service_rate_requests_per_second",
+                  "Measured service rate mu_hat, requests per second.")
+           .Get();
+  prefill_throughput_tokens_per_second =
+      &r.AddGauge("spillway_prefill_throughput_tokens_per_second",
+                  "Measured prefill throughput beside running decodes, tokens per second.")
+           .Get();
+  engine_busy_seconds_total =
+      &r.AddCounter("spillway_engine_busy_seconds_total", "Engine time spent in steps, seconds.")
+           .Get();
+  wasted_engine_seconds_total =
+      &r.AddCounter("spillway_wasted_engine_seconds_total",
+                    "Engine time spent on requests whose client had gone, seconds.")
+           .Get();
+  draining = &r.AddGauge("spillway_draining", "1 while the server drains after SIGTERM.").Get();
+}
+
+}  // namespace spillway::server

@@ -1,0 +1,45 @@
+#pragma once
+// Every metric `spillway serve` exposes on /metrics, declared in one place (the list is the
+// test oracle). vLLM-compatible engine metrics keep vLLM's names and `model_name` label, so
+// gateways and dashboards built for vLLM work unchanged; Spillway's own are `spillway_*`.
+
+#include <string>
+
+#include "metrics/metrics.h"
+
+namespace spillway::server {
+
+struct ServerMetrics {
+  explicit ServerMetrics(const std::string& model_name);
+
+  metrics::Registry registry;
+  std::string model;
+
+  // vLLM-compatible (vllm/v1/metrics/loggers.py names).
+  metrics::Gauge* num_requests_waiting;
+  metrics::Gauge* num_requests_running;
+  metrics::Gauge* kv_cache_usage_perc;  ///< fraction in [0, 1], as vLLM reports it
+  metrics::Counter* num_preemptions_total;
+  metrics::Counter* prompt_tokens_total;
+  metrics::Counter* generation_tokens_total;
+  metrics::Histogram* request_queue_time_seconds;
+  metrics::Histogram* request_prefill_time_seconds;
+  metrics::Histogram* time_to_first_token_seconds;
+  metrics::Histogram* inter_token_latency_seconds;
+  metrics::Histogram* time_per_output_token_seconds;
+  metrics::Histogram* e2e_request_latency_seconds;
+  metrics::Family<metrics::Counter>* request_success_total;  ///< {model_name, finished_reason}
+
+  // Spillway's own.
+  metrics::Family<metrics::Counter>* admission_decisions_total;  ///< {decision, reason, tenant}
+  metrics::Family<metrics::Counter>* http_requests_total;        ///< {status}
+  metrics::Family<metrics::Counter>* aborts_total;               ///< {cause}
+  metrics::Gauge* estimated_queue_delay_seconds;
+  metrics::Gauge* service_rate_requests_per_second;
+  metrics::Gauge* prefill_throughput_tokens_per_second;
+  metrics::Counter* engine_busy_seconds_total;
+  metrics::Counter* wasted_engine_seconds_total;
+  metrics::Gauge* draining;
+};
+
+}  // namespace spillway::server
