@@ -22,7 +22,7 @@ std::string_view HttpConnection::target() const {
 }
 
 asio::awaitable<bool> HttpConnection::Reply(unsigned status, std::string_view content_type,
-                                            std::string body, const Headers& headers) {
+                                            std::string&& body, const Headers& headers) {
   http::response<http::string_body> res{static_cast<http::status>(status), request_.version()};
   res.set(http::field::server, "spillway");
   res.set(http::field::content_type, content_type);

@@ -34,7 +34,9 @@ class HttpConnection {
 
   /// Sends a complete response with `body` (Content-Type `content_type`) and `headers`.
   /// Returns false when the write failed (client gone).
-  asio::awaitable<bool> Reply(unsigned status, std::string_view content_type, std::string body,
+  /// (`body` is an rvalue reference, not a value: GCC 12 mishandles class prvalues passed by
+  /// value to a coroutine.)
+  asio::awaitable<bool> Reply(unsigned status, std::string_view content_type, std::string&& body,
                               const Headers& headers = {});
 
   /// Starts a chunked `text/event-stream` response (status 200) with `headers`.

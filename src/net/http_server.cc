@@ -119,7 +119,7 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
       dummy.version(11);
       HttpConnection conn(stream, buffer, dummy);
       conn.set_close();
-      co_await conn.Reply(413, "application/json", options_.too_large_body);
+      co_await conn.Reply(413, "application/json", std::string(options_.too_large_body));
       break;
     }
     if (ec) {

@@ -147,8 +147,9 @@ ApiHandler::ApiHandler(const ServerConfig& config, std::int32_t max_model_len,
       clock_(clock),
       draining_(draining) {}
 
-asio::awaitable<void> ApiHandler::Send(net::HttpConnection& conn, unsigned status, std::string body,
-                                       const net::Headers& headers, std::string_view content_type) {
+asio::awaitable<void> ApiHandler::Send(net::HttpConnection& conn, unsigned status,
+                                       std::string&& body, const net::Headers& headers,
+                                       std::string_view content_type) {
   metrics_.http_requests_total->With({std::to_string(status)}).Inc();
   co_await conn.Reply(status, content_type, std::move(body), headers);
 }
@@ -266,9 +267,9 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
     }
     priority = std::max(asked, max_priority);
   }
-  const auto executor = co_await asio::this_coro::executor;
-  g.admitted = co_await engine_.Submit(SubmitRequest{tenant, g.prompt_tokens, max_tokens, priority},
-                                       executor);
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  const SubmitRequest submit{tenant, g.prompt_tokens, max_tokens, priority};
+  g.admitted = co_await engine_.Submit(submit, executor);
   const AdmissionDecision& d = g.admitted.decision;
   if (!d.admitted()) {
     co_await SendError(conn, OverloadError(d, config_.ttft_slo_s), OverloadHeaders(d));

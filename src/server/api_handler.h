@@ -33,7 +33,7 @@ class ApiHandler {
   asio::awaitable<void> Completions(net::HttpConnection& conn, bool chat);
   asio::awaitable<void> Generate(net::HttpConnection& conn, const struct Generation& g);
   asio::awaitable<void> Stream(net::HttpConnection& conn, const struct Generation& g);
-  asio::awaitable<void> Send(net::HttpConnection& conn, unsigned status, std::string body,
+  asio::awaitable<void> Send(net::HttpConnection& conn, unsigned status, std::string&& body,
                              const net::Headers& headers = {},
                              std::string_view content_type = "application/json");
   asio::awaitable<void> SendError(net::HttpConnection& conn, const api::ApiError& error,

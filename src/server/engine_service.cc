@@ -75,13 +75,16 @@ void EngineService::StartDraining() {
   });
 }
 
-asio::awaitable<SubmitResult> EngineService::Submit(SubmitRequest request,
-                                                    asio::any_io_executor session) {
-  co_return co_await asio::co_spawn(
+asio::awaitable<SubmitResult> EngineService::Submit(const SubmitRequest& request,
+                                                    const asio::any_io_executor& session) {
+  // Hop onto the engine strand, decide, and hop back with the result.
+  SubmitResult result = co_await asio::co_spawn(
       strand_,
-      [this, request = std::move(request), session = std::move(session)]()
-          -> asio::awaitable<SubmitResult> { co_return DoSubmit(request, session); },
+      [this, &request, &session]() -> asio::awaitable<SubmitResult> {
+        co_return DoSubmit(request, session);
+      },
       asio::use_awaitable);
+  co_return result;
 }
 
 SubmitResult EngineService::DoSubmit(const SubmitRequest& request,
@@ -215,7 +218,9 @@ void EngineService::DeliverTokens(Seconds now) {
     ev.kind = StreamEvent::Kind::kToken;
     ev.token_id = t.token_id;
     if (!e.events->try_send(boost::system::error_code{}, ev)) {
-      DoAbort(t.id, AbortCause::kSlowClient);
+      // A closed channel means the session stopped listening (its client left and its
+      // receive was cancelled); a full one, that the client reads too slowly.
+      DoAbort(t.id, e.events->is_open() ? AbortCause::kSlowClient : AbortCause::kClientDisconnect);
       e.events->close();
     }
   }

@@ -82,7 +82,10 @@ class EngineService {
   /// Decides admission and, when admitted, enqueues the request. `events_executor` is where
   /// the session receives its events. Runs on the engine strand; the result is delivered back
   /// to the caller's coroutine.
-  asio::awaitable<SubmitResult> Submit(SubmitRequest request, asio::any_io_executor session);
+  /// (Parameters are references: GCC 12 mishandles class prvalues passed by value to a
+  /// coroutine; the caller's objects outlive the co_await.)
+  asio::awaitable<SubmitResult> Submit(const SubmitRequest& request,
+                                       const asio::any_io_executor& session);
 
   /// Asks the engine to stop work on `id` (applied at the next iteration boundary). Client
   /// disconnects abort only while cancellation propagation is on; other causes always do.
