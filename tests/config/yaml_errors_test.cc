@@ -7,13 +7,13 @@
 
 #include <gtest/gtest.h>
 
-#include "config/scratch_dir.h"
+#include "common/temp_dir.h"
 #include "config/yaml_reader.h"
 
 namespace spillway::config {
 namespace {
 
-using testing_util::ScratchDir;
+using testing_util::TempDir;
 
 template <typename Fn>
 std::string ErrorOf(Fn fn) {
@@ -36,7 +36,7 @@ TEST(YamlErrorsTest, StyleGuideExampleMessage) {
 }
 
 TEST(YamlErrorsTest, ErrorsFromAFileNameTheFileAndLine) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string path = dir.Write("scenario.yaml", "name: x\nrate:\n  rps: fast\n");
   const Field root = Field::LoadFile(path);
   EXPECT_EQ(root.file(), path);
@@ -63,13 +63,13 @@ TEST(YamlErrorsTest, FailCarriesACustomMessage) {
 }
 
 TEST(YamlErrorsTest, MissingFileIsNamed) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string path = (dir.path() / "nope.yaml").string();
   EXPECT_EQ(ErrorOf([&] { Field::LoadFile(path); }), path + ": cannot open file");
 }
 
 TEST(YamlErrorsTest, SyntaxErrorNamesFileAndLine) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string path = dir.Write("broken.yaml", "a: 1\nb: 2\nc: [1, 2\n");
   const std::string error = ErrorOf([&] { Field::LoadFile(path); });
   EXPECT_EQ(error.rfind(path + ":", 0), 0u) << error;

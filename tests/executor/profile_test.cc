@@ -12,13 +12,13 @@
 #include <gtest/gtest.h>
 
 #include "config/yaml_reader.h"
-#include "executor/scratch_dir.h"
+#include "common/temp_dir.h"
 
 namespace spillway {
 namespace {
 
 using config::ConfigError;
-using testing_util::ScratchDir;
+using testing_util::TempDir;
 
 namespace fs = std::filesystem;
 
@@ -153,7 +153,7 @@ TEST(ProfileTest, GqaModelsStoreFewerKvBytesPerToken) {
 // --- loading a file ---
 
 TEST(ProfileTest, LoadsEveryField) {
-  const ScratchDir dir;
+  const TempDir dir;
   const Profile p = LoadProfile(dir.Write("p.yaml", kValidProfile));
   EXPECT_EQ(p.name, "test-profile");
   EXPECT_EQ(p.description, "a test profile");
@@ -182,7 +182,7 @@ TEST(ProfileTest, LoadsEveryField) {
 }
 
 TEST(ProfileTest, OptionalFieldsTakeTheirDefaults) {
-  const ScratchDir dir;
+  const TempDir dir;
   std::string text = kValidProfile;
   text = text.substr(0, text.find("efficiency:"));  // no efficiency or memory sections
   text.erase(text.find("  dtype_bytes: 2\n"), std::string("  dtype_bytes: 2\n").size());
@@ -198,7 +198,7 @@ TEST(ProfileTest, OptionalFieldsTakeTheirDefaults) {
 }
 
 TEST(ProfileTest, LoadProfileByNameAcceptsAPath) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string path = dir.Write("custom.yaml", kValidProfile);
   EXPECT_EQ(LoadProfileByName(path, kProfilesDir.string()).name, "test-profile");
 }
@@ -217,7 +217,7 @@ TEST(ProfileTest, LoadProfileByNameReportsAnUnknownName) {
 // --- errors name file, line, field and value ---
 
 TEST(ProfileErrorTest, OutOfRangeValueNamesFileLineFieldAndValue) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string text = Replace("  mfu: 0.5", "  mfu: 1.5");
   const std::string path = dir.Write("bad_mfu.yaml", text);
   EXPECT_EQ(LoadError(path), path + ":" + std::to_string(LineOf(text, "mfu: 1.5")) +
@@ -225,7 +225,7 @@ TEST(ProfileErrorTest, OutOfRangeValueNamesFileLineFieldAndValue) {
 }
 
 TEST(ProfileErrorTest, NonIntegerLayerCountIsRejected) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string text = Replace("  num_layers: 32", "  num_layers: 32.5");
   const std::string path = dir.Write("bad_layers.yaml", text);
   EXPECT_EQ(LoadError(path), path + ":" + std::to_string(LineOf(text, "num_layers")) +
@@ -233,7 +233,7 @@ TEST(ProfileErrorTest, NonIntegerLayerCountIsRejected) {
 }
 
 TEST(ProfileErrorTest, NonPositiveHardwareNumberIsRejected) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string text = Replace("  peak_flops: 312e12", "  peak_flops: 0");
   const std::string path = dir.Write("zero_flops.yaml", text);
   EXPECT_EQ(LoadError(path), path + ":" + std::to_string(LineOf(text, "peak_flops")) +
@@ -241,7 +241,7 @@ TEST(ProfileErrorTest, NonPositiveHardwareNumberIsRejected) {
 }
 
 TEST(ProfileErrorTest, NegativeOverheadIsRejected) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string text = Replace("  step_overhead_s: 0.002", "  step_overhead_s: -0.002");
   const std::string path = dir.Write("negative.yaml", text);
   const std::string error = LoadError(path);
@@ -250,7 +250,7 @@ TEST(ProfileErrorTest, NegativeOverheadIsRejected) {
 }
 
 TEST(ProfileErrorTest, MissingRequiredFieldIsNamed) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string path =
       dir.Write("missing.yaml", Replace("  hbm_bandwidth_bytes_per_s: 2.039e12", ""));
   const std::string error = LoadError(path);
@@ -261,7 +261,7 @@ TEST(ProfileErrorTest, MissingRequiredFieldIsNamed) {
 }
 
 TEST(ProfileErrorTest, MisspelledFieldIsRejectedWithTheKnownNames) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string text = Replace("  head_dim: 128", "  head_dims: 128");
   const std::string path = dir.Write("typo.yaml", text);
   const std::string error = LoadError(path);
@@ -272,7 +272,7 @@ TEST(ProfileErrorTest, MisspelledFieldIsRejectedWithTheKnownNames) {
 }
 
 TEST(ProfileErrorTest, NonNumericValueIsQuoted) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string text = Replace("  hidden_size: 4096", "  hidden_size: big");
   const std::string path = dir.Write("word.yaml", text);
   EXPECT_EQ(LoadError(path), path + ":" + std::to_string(LineOf(text, "hidden_size")) +
@@ -281,7 +281,7 @@ TEST(ProfileErrorTest, NonNumericValueIsQuoted) {
 
 TEST(ProfileErrorTest, IntegerBeyondTheFieldsRangeIsRejected) {
   // max_model_len is an int32: 3e9 must be an error, not a wrapped or undefined value.
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string text = Replace("  max_model_len: 4096", "  max_model_len: 3000000000");
   const std::string path = dir.Write("too_long.yaml", text);
   const std::string error = LoadError(path);
@@ -293,7 +293,7 @@ TEST(ProfileErrorTest, IntegerBeyondTheFieldsRangeIsRejected) {
 }
 
 TEST(ProfileErrorTest, WeightsThatDoNotFitLeaveNoKvCache) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string path =
       dir.Write("huge.yaml", Replace("  num_params: 6.74e9", "  num_params: 70e9"));
   const std::string error = LoadError(path);
@@ -301,13 +301,13 @@ TEST(ProfileErrorTest, WeightsThatDoNotFitLeaveNoKvCache) {
 }
 
 TEST(ProfileErrorTest, UnreadableFileIsNamed) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string path = (dir.path() / "absent.yaml").string();
   EXPECT_EQ(LoadError(path), path + ": cannot open file");
 }
 
 TEST(ProfileErrorTest, YamlSyntaxErrorNamesFileAndLine) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string path = dir.Write("syntax.yaml", "name: x\nhardware: [1, 2\n");
   const std::string error = LoadError(path);
   EXPECT_EQ(error.rfind(path + ":", 0), 0u) << error;

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "workload/scenario.h"
-#include "workload/temp_dir.h"
+#include "common/temp_dir.h"
 #include "workload/trace_reader.h"
 
 namespace spillway {

@@ -9,7 +9,7 @@
 
 #include "config/yaml_reader.h"
 #include "workload/scenario.h"
-#include "workload/temp_dir.h"
+#include "common/temp_dir.h"
 
 namespace spillway {
 namespace {

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "config/yaml_reader.h"
-#include "workload/temp_dir.h"
+#include "common/temp_dir.h"
 
 namespace spillway {
 namespace {

@@ -16,7 +16,7 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "spillway_workload_" + std::to_string(::getpid());
+    std::string name = "spillway_test_" + std::to_string(::getpid());
     if (info != nullptr) {
       name += std::string("_") + info->test_suite_name() + "_" + info->name();
     }
