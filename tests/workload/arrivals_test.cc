@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "workload/scenario.h"
 #include "common/temp_dir.h"
+#include "workload/scenario.h"
 #include "workload/trace_reader.h"
 
 namespace spillway {

@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/temp_dir.h"
 #include "config/yaml_reader.h"
 #include "workload/scenario.h"
-#include "common/temp_dir.h"
 
 namespace spillway {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "config/yaml_reader.h"
 #include "common/temp_dir.h"
+#include "config/yaml_reader.h"
 
 namespace spillway {
 namespace {
