@@ -1,11 +1,14 @@
 #include "net/http_connection.h"
 
+#include <sys/socket.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/write.hpp>
+
+#include <cerrno>
 #include <chrono>
 
 namespace spillway::net {
@@ -32,6 +35,9 @@ asio::awaitable<bool> HttpConnection::Reply(unsigned status, std::string_view co
   res.keep_alive(keep_alive_ && request_.keep_alive());
   res.body() = std::move(body);
   res.prepare_payload();
+  if (request_.method() == http::verb::head) {
+    res.body().clear();  // keep Content-Length, send no body (RFC 9110 §9.3.2)
+  }
   stream_.expires_after(kWriteTimeout);
   auto [ec, n] = co_await http::async_write(stream_, res, kUse);
   stream_.expires_never();
@@ -79,18 +85,28 @@ asio::awaitable<bool> HttpConnection::WaitClientGone() {
     co_return false;  // the client already sent more (pipelining): it is there
   }
   auto& socket = stream_.socket();
-  auto [ec] = co_await socket.async_wait(asio::ip::tcp::socket::wait_read, kUse);
-  if (ec == asio::error::operation_aborted) {
-    co_return false;
+  for (;;) {
+    auto [ec] = co_await socket.async_wait(asio::ip::tcp::socket::wait_read, kUse);
+    if (ec == asio::error::operation_aborted) {
+      co_return false;  // cancelled: touch nothing, the connection may be gone
+    }
+    if (ec) {
+      co_return true;
+    }
+    // Readable: EOF (0 bytes), a reset, or data. Peek without blocking: the readiness can be
+    // stale (the bytes were already read), and a blocking peek would stall this I/O thread.
+    char byte = 0;
+    const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) {
+      co_return false;
+    }
+    if (n == 0) {
+      co_return true;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      co_return true;
+    }
   }
-  if (ec) {
-    co_return true;
-  }
-  char byte = 0;
-  boost::system::error_code peek_ec;
-  const std::size_t n =
-      socket.receive(asio::buffer(&byte, 1), asio::socket_base::message_peek, peek_ec);
-  co_return peek_ec || n == 0;
 }
 
 }  // namespace spillway::net

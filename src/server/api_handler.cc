@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -83,41 +87,67 @@ struct Generation {
 
 namespace {
 
-enum class Wake : std::uint8_t { kEvent, kClientGone, kTimeout, kClosed };
-struct Next {
-  Wake wake = Wake::kClosed;
-  StreamEvent event;
+// Watches, beside a request's event stream, for its client leaving and for the server's
+// deadline, and reports either as an event on the request's own channel. The session then
+// waits on the channel alone and never cancels a receive: Boost 1.81's channels can refuse
+// later sends after a cancelled receive (chriskohlhoff/asio#1241, fixed after 1.81).
+struct WatchState {
+  bool stopped = false;
+  asio::cancellation_signal cancel;  // must outlive the watcher's pending operations
 };
 
-// Waits for the engine's next event for this request, the client leaving, or the deadline.
-asio::awaitable<Next> NextEvent(EventChannel& events, net::HttpConnection& conn,
-                                asio::steady_timer& deadline, bool* watch) {
+asio::awaitable<void> Watch(net::HttpConnection& conn, std::shared_ptr<EventChannel> events,
+                            std::chrono::steady_clock::time_point deadline,
+                            std::shared_ptr<WatchState> state) {
   using namespace asio::experimental::awaitable_operators;
+  asio::steady_timer timer(co_await asio::this_coro::executor, deadline);
+  bool watch_socket = true;
+  StreamEvent ev;
   for (;;) {
-    if (*watch) {
-      auto r = co_await (events.async_receive(kUse) || conn.WaitClientGone() ||
-                         deadline.async_wait(kUse));
-      if (r.index() == 0) {
-        auto [ec, ev] = std::get<0>(r);
-        co_return ec ? Next{Wake::kClosed, {}} : Next{Wake::kEvent, ev};
+    if (watch_socket) {
+      auto r = co_await (conn.WaitClientGone() || timer.async_wait(kUse));
+      if (state->stopped) {
+        co_return;  // the request is over; conn may belong to the next one
       }
-      if (r.index() == 1) {
-        if (std::get<1>(r)) {
-          co_return Next{Wake::kClientGone, {}};
-        }
-        *watch = false;  // the client sent more bytes: stop watching rather than spin
+      if (r.index() == 0 && !std::get<0>(r)) {
+        watch_socket = false;  // the client sent more bytes (pipelining): only the deadline
         continue;
       }
-      co_return Next{Wake::kTimeout, {}};
+      ev.kind = r.index() == 0 ? StreamEvent::Kind::kClientGone : StreamEvent::Kind::kTimeout;
+    } else {
+      co_await timer.async_wait(kUse);
+      if (state->stopped) {
+        co_return;
+      }
+      ev.kind = StreamEvent::Kind::kTimeout;
     }
-    auto r = co_await (events.async_receive(kUse) || deadline.async_wait(kUse));
-    if (r.index() == 0) {
-      auto [ec, ev] = std::get<0>(r);
-      co_return ec ? Next{Wake::kClosed, {}} : Next{Wake::kEvent, ev};
-    }
-    co_return Next{Wake::kTimeout, {}};
+    events->try_send(boost::system::error_code{}, ev);
+    co_return;
   }
 }
+
+// Runs Watch for the lifetime of one generation.
+class RequestWatch {
+ public:
+  RequestWatch(net::HttpConnection& conn, const std::shared_ptr<EventChannel>& events,
+               std::chrono::steady_clock::time_point deadline, const asio::any_io_executor& ex)
+      : state_(std::make_shared<WatchState>()) {
+    // The completion handler keeps the state (and so the signal) alive until the watcher is
+    // done with it.
+    asio::co_spawn(ex, Watch(conn, events, deadline, state_),
+                   asio::bind_cancellation_slot(state_->cancel.slot(),
+                                                [keep = state_](const std::exception_ptr&) {}));
+  }
+  ~RequestWatch() {
+    state_->stopped = true;
+    state_->cancel.emit(asio::cancellation_type::terminal);
+  }
+  RequestWatch(const RequestWatch&) = delete;
+  RequestWatch& operator=(const RequestWatch&) = delete;
+
+ private:
+  std::shared_ptr<WatchState> state_;
+};
 
 // Truncates `text` at the first stop string; true when one matched.
 bool ApplyStop(std::string* text, const std::vector<std::string>& stop) {
@@ -291,21 +321,20 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
 }
 
 asio::awaitable<void> ApiHandler::Generate(net::HttpConnection& conn, const Generation& g) {
-  asio::steady_timer deadline(co_await asio::this_coro::executor);
-  deadline.expires_at(clock_.At(g.deadline_s));
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  const RequestWatch watch(conn, g.admitted.events, clock_.At(g.deadline_s), executor);
   const RequestId id = g.admitted.id;
   std::string text;
   std::int32_t tokens = 0;
-  bool watch = true;
   for (;;) {
-    const Next next = co_await NextEvent(*g.admitted.events, conn, deadline, &watch);
-    if (next.wake == Wake::kClientGone) {
+    auto [ec, ev] = co_await g.admitted.events->async_receive(kUse);
+    if (ev.kind == StreamEvent::Kind::kClientGone) {
       engine_.Abort(id, AbortCause::kClientDisconnect);
       metrics_.http_requests_total->With({"499"}).Inc();  // nginx's "client closed request"
       conn.set_close();
       co_return;
     }
-    if (next.wake == Wake::kTimeout || next.wake == Wake::kClosed) {
+    if (ec || ev.kind == StreamEvent::Kind::kTimeout) {
       engine_.Abort(id, AbortCause::kServerTimeout);
       co_await SendError(conn, Error(504,
                                      fmt::format("No complete answer within the server's "
@@ -314,7 +343,6 @@ asio::awaitable<void> ApiHandler::Generate(net::HttpConnection& conn, const Gene
                                      "timeout", "request_timeout"));
       co_return;
     }
-    const StreamEvent& ev = next.event;
     if (ev.kind == StreamEvent::Kind::kToken) {
       text += tokenizer_.Decode(ev.token_id);
       ++tokens;
@@ -370,11 +398,10 @@ asio::awaitable<void> ApiHandler::Stream(net::HttpConnection& conn, const Genera
     engine_.Abort(id, AbortCause::kClientDisconnect);
     co_return;
   }
-  asio::steady_timer deadline(co_await asio::this_coro::executor);
-  deadline.expires_at(clock_.At(g.deadline_s));
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  const RequestWatch watch(conn, g.admitted.events, clock_.At(g.deadline_s), executor);
   std::string text;  // only kept when stop strings need matching
   std::int32_t tokens = 0;
-  bool watch = true;
   auto finish = [&](std::string_view reason) -> asio::awaitable<void> {
     std::string out = api::SseData(api::StreamChunkJson(g.meta, "", tokens == 0, reason));
     if (g.request.include_usage) {
@@ -392,18 +419,17 @@ asio::awaitable<void> ApiHandler::Stream(net::HttpConnection& conn, const Genera
     }
   };
   for (;;) {
-    const Next next = co_await NextEvent(*g.admitted.events, conn, deadline, &watch);
-    if (next.wake == Wake::kClientGone) {
+    auto [ec, ev] = co_await g.admitted.events->async_receive(kUse);
+    if (ev.kind == StreamEvent::Kind::kClientGone) {
       engine_.Abort(id, AbortCause::kClientDisconnect);
       co_return;
     }
-    if (next.wake == Wake::kTimeout || next.wake == Wake::kClosed) {
+    if (ec || ev.kind == StreamEvent::Kind::kTimeout) {
       engine_.Abort(id, AbortCause::kServerTimeout);
       co_await fail(Error(504, "No complete answer within the server's request deadline.",
                           "timeout", "request_timeout"));
       co_return;
     }
-    const StreamEvent& ev = next.event;
     if (ev.kind == StreamEvent::Kind::kToken) {
       std::string piece = tokenizer_.Decode(ev.token_id);
       bool stopped = false;

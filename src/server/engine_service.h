@@ -36,7 +36,8 @@ std::string_view ToString(AbortCause cause);
 
 /// What a request's session receives from the engine.
 struct StreamEvent {
-  enum class Kind : std::uint8_t { kToken, kFinished };
+  /// kClientGone and kTimeout are posted by the session's own watcher, not the engine.
+  enum class Kind : std::uint8_t { kToken, kFinished, kClientGone, kTimeout };
   Kind kind = Kind::kToken;
   std::int32_t token_id = 0;                  ///< kToken
   FinishReason reason = FinishReason::kNone;  ///< kFinished
