@@ -122,8 +122,22 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
       co_await conn.Reply(413, "application/json", std::string(options_.too_large_body));
       break;
     }
+    if (ec && ec.category() == make_error_code(http::error::bad_target).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      // A malformed request gets an answer before the connection closes (431 for headers
+      // over the limit, else 400); EOF, timeouts and resets just close.
+      Request dummy;
+      dummy.version(11);
+      HttpConnection conn(stream, buffer, dummy);
+      conn.set_close();
+      const bool too_big = ec == http::error::header_limit;
+      co_await conn.Reply(
+          too_big ? 431 : 400, "application/json",
+          std::string(too_big ? options_.headers_too_large_body : options_.bad_request_body));
+      break;
+    }
     if (ec) {
-      break;  // EOF, timeout, reset or a malformed request: close the connection
+      break;  // EOF, timeout or reset: close the connection
     }
     HttpConnection conn(stream, buffer, parser.get());
     co_await handler_(conn);

@@ -27,6 +27,9 @@ struct HttpServerOptions {
   std::string overload_body = "{}";
   /// Body of the 413 sent when a body exceeds max_body_bytes (JSON).
   std::string too_large_body = "{}";
+  /// Bodies of the 400 for a malformed HTTP request and the 431 for oversized headers (JSON).
+  std::string bad_request_body = "{}";
+  std::string headers_too_large_body = "{}";
 };
 
 class HttpServer {

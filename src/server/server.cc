@@ -141,6 +141,10 @@ int Server::Run() {
       api::ErrorJson({503, "Too many connections.", "overloaded", "", "too_many_connections"});
   http.too_large_body = api::ErrorJson(
       {413, "Request body too large.", "invalid_request_error", "", "body_too_large"});
+  http.bad_request_body = api::ErrorJson(
+      {400, "Malformed HTTP request.", "invalid_request_error", "", "bad_http_request"});
+  http.headers_too_large_body = api::ErrorJson(
+      {431, "Request headers too large.", "invalid_request_error", "", "headers_too_large"});
   ApiHandler* handler = m.handler.get();
   m.http = std::make_unique<net::HttpServer>(
       m.ioc, http, [handler](net::HttpConnection& conn) { return (*handler)(conn); });
