@@ -1,5 +1,7 @@
 #include "server/server_config.h"
 
+#include <cmath>
+
 #include "config/yaml_reader.h"
 
 namespace spillway::server {
@@ -146,6 +148,40 @@ ServerConfig LoadServerConfig(const std::string& path) {
 
 void ValidateServerConfig(const ServerConfig& c, const std::string& origin) {
   auto fail = [&](const std::string& what) { throw config::ConfigError(origin + ": " + what); };
+  // The same ranges the YAML reader enforces, for values that came from flags.
+  auto positive = [&](const char* name, double v) {
+    if (!(std::isfinite(v) && v > 0)) {
+      fail(std::string(name) + ": must be a finite number > 0, got " + std::to_string(v));
+    }
+  };
+  auto at_least = [&](const char* name, std::int64_t v, std::int64_t lo) {
+    if (v < lo) {
+      fail(std::string(name) + ": must be >= " + std::to_string(lo) + ", got " + std::to_string(v));
+    }
+  };
+  positive("server.header_timeout_s", c.header_timeout_s);
+  positive("server.idle_timeout_s", c.idle_timeout_s);
+  positive("admission.ttft_slo_s", c.ttft_slo_s);
+  positive("admission.tpot_slo_s", c.tpot_slo_s);
+  positive("engine.priority_aging_s", c.priority_aging_s);
+  positive("timeouts.client_timeout_s", c.client_timeout_s);
+  positive("timeouts.request_timeout_s", c.request_timeout_s);
+  positive("timeouts.drain_timeout_s", c.drain_timeout_s);
+  if (!(c.kv_headroom > 0 && c.kv_headroom <= 1)) {
+    fail("admission.kv_headroom: must be in (0, 1], got " + std::to_string(c.kv_headroom));
+  }
+  at_least("server.threads", c.threads, 0);
+  at_least("server.max_connections", c.max_connections, 1);
+  at_least("server.max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024);
+  at_least("engine.max_num_seqs", c.max_num_seqs.value_or(1), 1);
+  at_least("engine.max_num_batched_tokens", c.max_num_batched_tokens.value_or(1), 1);
+  at_least("engine.num_gpu_blocks", c.num_gpu_blocks.value_or(1), 1);
+  at_least("engine.max_model_len", c.max_model_len.value_or(1), 1);
+  at_least("engine.default_max_tokens", c.default_max_tokens, 1);
+  at_least("engine.max_preemptions", c.max_preemptions, 0);
+  at_least("admission.max_num_queued_reqs", c.max_num_queued_reqs, 0);
+  at_least("admission.max_num_queued_tokens", c.max_num_queued_tokens, 0);
+  at_least("admission.degrade_max_tokens", c.degrade_max_tokens, 0);
   // The timeout hierarchy of overload-and-failure-handling.txt §3.2, outer to inner.
   if (!(c.client_timeout_s > c.request_timeout_s)) {
     fail("timeouts.client_timeout_s (" + std::to_string(c.client_timeout_s) +
