@@ -5,13 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <regex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -105,17 +106,37 @@ ServerProcess::~ServerProcess() {
 
 std::string ServerProcess::Output() const { return log_path_.empty() ? "" : ReadFile(log_path_); }
 
+namespace {
+
+// The port of "listening on http://HOST:PORT" in the server's output, if it is there yet.
+std::optional<std::uint16_t> ListeningPort(const std::string& out) {
+  const std::string marker = "listening on http://";
+  const std::size_t at = out.find(marker);
+  if (at == std::string::npos) {
+    return std::nullopt;
+  }
+  const std::size_t colon = out.find(':', at + marker.size());
+  std::size_t end = colon + 1;
+  while (colon != std::string::npos && end < out.size() && std::isdigit(out[end]) != 0) {
+    ++end;
+  }
+  if (colon == std::string::npos || end == colon + 1) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint16_t>(std::stoi(out.substr(colon + 1, end - colon - 1)));
+}
+
+}  // namespace
+
 bool ServerProcess::WaitUntilListening(double timeout_s) {
   if (pid_ <= 0) {
     return false;
   }
-  static const std::regex kListening(R"(listening on http://[^\s:]+:([0-9]+))");
   const auto give_up = After(timeout_s);
   for (;;) {
-    std::smatch m;
     const std::string out = Output();
-    if (std::regex_search(out, m, kListening)) {
-      port_ = static_cast<std::uint16_t>(std::stoi(m[1].str()));
+    if (const auto port = ListeningPort(out)) {
+      port_ = *port;
       return true;
     }
     if (WaitForExit(0).has_value()) {
