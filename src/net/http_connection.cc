@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
@@ -85,10 +86,14 @@ asio::awaitable<bool> HttpConnection::WaitClientGone() {
     co_return false;  // the client already sent more (pipelining): it is there
   }
   auto& socket = stream_.socket();
+  const int fd = socket.native_handle();
   for (;;) {
     auto [ec] = co_await socket.async_wait(asio::ip::tcp::socket::wait_read, kUse);
-    if (ec == asio::error::operation_aborted) {
-      co_return false;  // cancelled: touch nothing, the connection may be gone
+    // After a cancellation the connection (and `socket`) may already be gone: touch nothing.
+    const auto state = co_await asio::this_coro::cancellation_state;
+    if (ec == asio::error::operation_aborted ||
+        state.cancelled() != asio::cancellation_type::none) {
+      co_return false;
     }
     if (ec) {
       co_return true;
@@ -96,7 +101,7 @@ asio::awaitable<bool> HttpConnection::WaitClientGone() {
     // Readable: EOF (0 bytes), a reset, or data. Peek without blocking: the readiness can be
     // stale (the bytes were already read), and a blocking peek would stall this I/O thread.
     char byte = 0;
-    const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n > 0) {
       co_return false;
     }

@@ -20,11 +20,14 @@ std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
 }
 
-// Counts a connection for as long as it lives.
+// Counts a connection for as long as it lives. Holds the counter by shared ownership: session
+// frames still pending when the io_context is destroyed outlive the HttpServer.
 struct ConnectionSlot {
-  std::atomic<std::int32_t>& active;
-  explicit ConnectionSlot(std::atomic<std::int32_t>& a) : active(a) { ++active; }
-  ~ConnectionSlot() { --active; }
+  std::shared_ptr<std::atomic<std::int32_t>> active;
+  explicit ConnectionSlot(std::shared_ptr<std::atomic<std::int32_t>> a) : active(std::move(a)) {
+    ++*active;
+  }
+  ~ConnectionSlot() { --*active; }
   ConnectionSlot(const ConnectionSlot&) = delete;
   ConnectionSlot& operator=(const ConnectionSlot&) = delete;
 };
@@ -74,7 +77,7 @@ asio::awaitable<void> HttpServer::AcceptLoop() {
       continue;  // e.g. EMFILE: keep serving the connections we have
     }
     const auto executor = socket.get_executor();
-    if (active_.load() >= options_.max_connections) {
+    if (active_->load() >= options_.max_connections) {
       asio::co_spawn(executor, RefuseBusy(std::move(socket)), asio::detached);
     } else {
       asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
@@ -100,7 +103,7 @@ asio::awaitable<void> HttpServer::RefuseBusy(asio::ip::tcp::socket socket) {
 }
 
 asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
-  ConnectionSlot slot(active_);
+  ConnectionSlot slot(active_);  // copies the shared counter
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   bool first = true;

@@ -45,7 +45,7 @@ class HttpServer {
   void StopAccepting();
   /// The bound port (useful with port 0).
   std::uint16_t port() const { return port_; }
-  std::int32_t active_connections() const { return active_.load(); }
+  std::int32_t active_connections() const { return active_->load(); }
 
  private:
   asio::awaitable<void> AcceptLoop();
@@ -57,7 +57,8 @@ class HttpServer {
   Handler handler_;
   asio::ip::tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
-  std::atomic<std::int32_t> active_{0};
+  std::shared_ptr<std::atomic<std::int32_t>> active_ =
+      std::make_shared<std::atomic<std::int32_t>>(0);
 };
 
 }  // namespace spillway::net
