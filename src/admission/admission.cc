@@ -30,6 +30,18 @@ std::string_view ToString(AdmissionPolicy policy) {
   return "unknown";
 }
 
+std::int32_t DefaultMaxNumQueuedReqs(AdmissionPolicy policy) {
+  switch (policy) {
+    case AdmissionPolicy::kTailDrop:
+      return kTailDropDefaultQueuedReqs;
+    case AdmissionPolicy::kPredictive:
+      return kPredictiveSafetyQueuedReqs;
+    case AdmissionPolicy::kUnbounded:
+      return 0;
+  }
+  return 0;
+}
+
 std::string_view ToString(OverloadReason reason) {
   switch (reason) {
     case OverloadReason::kNone:
@@ -50,6 +62,8 @@ std::string_view ToString(OverloadReason reason) {
       return "draining";
     case OverloadReason::kQueueDeadlineExceeded:
       return "queue_deadline_exceeded";
+    case OverloadReason::kDeadlineUnreachable:
+      return "deadline_unreachable";
   }
   return "unknown";
 }
@@ -61,18 +75,41 @@ AdmissionController::AdmissionController(AdmissionConfig config, Seconds now)
   }
 }
 
+std::int32_t AdmissionController::EffectiveSlots(const EngineStats& stats) const {
+  std::int32_t slots = stats.max_num_seqs;
+  if (mean_prompt_tokens_ > 0 && stats.block_size > 0 && stats.num_total_blocks > 0) {
+    const double blocks_per_request =
+        std::ceil((mean_prompt_tokens_ + mean_output_tokens_) / stats.block_size);
+    const double kv_slots = std::floor(stats.num_total_blocks / blocks_per_request);
+    slots = static_cast<std::int32_t>(std::clamp(kv_slots, 1.0, static_cast<double>(slots)));
+  }
+  return slots;
+}
+
+double AdmissionController::ServiceRateEstimate(const EngineStats& stats) const {
+  if (estimator_.service_rate_rps() > 0) {
+    return estimator_.service_rate_rps();
+  }
+  // Cold start: a full batch of mean-sized requests turns over every mean-output decode steps.
+  const Seconds step_s = estimator_.step_time_s();
+  if (mean_output_tokens_ > 0 && step_s > 0) {
+    return EffectiveSlots(stats) / (mean_output_tokens_ * step_s);
+  }
+  return 0;
+}
+
 Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats) const {
-  // Requests that fit in the free batch slots start at the next step; only the rest wait
-  // for completions.
-  const std::int32_t free_slots = std::max(0, stats.max_num_seqs - stats.num_running);
-  const std::int32_t queued = std::max(0, stats.num_waiting - free_slots);
   if (stats.num_waiting == 0) {
     return 0;
   }
+  // Requests that fit in the free batch slots start at the next step; only the rest wait
+  // for completions.
+  const std::int32_t free_slots = std::max(0, EffectiveSlots(stats) - stats.num_running);
+  const std::int32_t queued = std::max(0, stats.num_waiting - free_slots);
   Seconds w = 0;
   bool known = queued == 0;
-  if (estimator_.service_rate_rps() > 0) {
-    w = queued / estimator_.service_rate_rps();
+  if (const double mu = ServiceRateEstimate(stats); mu > 0) {
+    w = queued / mu;
     known = true;
   }
   if (estimator_.prefill_tokens_per_s() > 0) {
@@ -81,6 +118,18 @@ Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats) const 
     known = true;
   }
   return known ? w : kNever;
+}
+
+void AdmissionController::OnAdmitted(const AdmissionRequest& request,
+                                     const AdmissionDecision& decision) {
+  const double alpha = 1.0 / std::max(1.0, config_.request_mean_window);
+  if (mean_prompt_tokens_ == 0) {
+    mean_prompt_tokens_ = request.prompt_tokens;
+    mean_output_tokens_ = decision.max_output_tokens;
+    return;
+  }
+  mean_prompt_tokens_ += alpha * (request.prompt_tokens - mean_prompt_tokens_);
+  mean_output_tokens_ += alpha * (decision.max_output_tokens - mean_output_tokens_);
 }
 
 Seconds AdmissionController::PrefillEstimate(std::int32_t prompt_tokens) const {
@@ -125,7 +174,11 @@ AdmissionDecision AdmissionController::Decide(const AdmissionRequest& request,
   if (!limited.admitted()) {
     return limited;
   }
-  return DecidePolicy(request, stats, now);
+  AdmissionDecision d = DecidePolicy(request, stats, now);
+  if (d.admitted()) {
+    OnAdmitted(request, d);
+  }
+  return d;
 }
 
 AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& request,
@@ -161,11 +214,23 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     if (kv_full) {
       return Reject(429, OverloadReason::kKvSaturation, retry_s, d);
     }
+    // Can the whole request finish before the server's deadline answers 504?
+    const Seconds step_s = estimator_.step_time_s();
+    d.decode_est_s = request.max_output_tokens * step_s;
+    const Seconds slack_s = config_.request_deadline_s - d.queue_delay_est_s - d.prefill_est_s;
+    if (step_s > 0 && d.decode_est_s > slack_s) {
+      const double fit = std::floor(slack_s / step_s);
+      if (config_.degrade_max_tokens <= 0 || fit < 1) {
+        return Reject(429, OverloadReason::kDeadlineUnreachable, retry_s, d);
+      }
+      d.verdict = Verdict::kDegrade;
+      d.max_output_tokens = static_cast<std::int32_t>(fit);
+    }
   }
   if (config_.queue_deadline.value_or(predictive)) {
     d.deadline_s = now + std::max(0.0, config_.ttft_slo_s - d.prefill_est_s);
   }
-  if (config_.degrade_max_tokens > 0 && request.max_output_tokens > config_.degrade_max_tokens &&
+  if (config_.degrade_max_tokens > 0 && d.max_output_tokens > config_.degrade_max_tokens &&
       (d.queue_delay_est_s > config_.degrade_queue_delay_fraction * config_.ttft_slo_s ||
        stats.kv_usage > config_.degrade_kv_usage)) {
     d.verdict = Verdict::kDegrade;

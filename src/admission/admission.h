@@ -12,7 +12,12 @@
 //               *measured* ServiceEstimator; rejects with 429 queue_delay_exceeded when
 //               W_est + t_prefill_est > TTFT SLO, 429 kv_saturation when KV usage exceeds the
 //               headroom threshold, queue_delay_and_kv_saturation for both
-//               (overload-and-failure-handling.txt §2, §5.2). Retry-After = ceil(W_est), >= 1 s.
+//               (overload-and-failure-handling.txt §2, §5.2), and 429 deadline_unreachable
+//               when W_est + t_prefill_est + max_tokens x step time passes the server's
+//               request deadline (the gateway's 504, §3.2). Retry-After = ceil(W_est), >= 1 s.
+//               Q counts waiting requests beyond the free slots of a batch limited by
+//               max_num_seqs *and* by KV blocks; before mu_hat is measured, mu comes from a
+//               cold-start prior (slots / (mean max_tokens x modelled step time)).
 // Then degradation: above a load threshold, max_tokens is clamped (§3.3: 256 -> 64).
 // Under predictive (or when queue_deadline is set) an admitted request gets a queue-ingress
 // deadline now + (TTFT SLO - t_prefill_est) (§3.2), dropped at the queue head after it.
@@ -50,8 +55,16 @@ enum class OverloadReason : std::uint8_t {
   kQueuedTokensFull,
   kDraining,
   kQueueDeadlineExceeded,  ///< admitted, then dropped at the queue head (decided by the engine)
+  kDeadlineUnreachable,    ///< predictive: cannot finish before the server's request deadline
 };
 std::string_view ToString(OverloadReason reason);
+
+/// The hard queue limit (max_num_queued_reqs) a policy gets when the configuration gives none:
+/// tail-drop 32, the reference Q_max (admission-control reference §4); predictive 4096, a
+/// safety net behind the prediction; unbounded 0 (none). Shared by the simulator and the server.
+inline constexpr std::int32_t kTailDropDefaultQueuedReqs = 32;
+inline constexpr std::int32_t kPredictiveSafetyQueuedReqs = 4096;
+std::int32_t DefaultMaxNumQueuedReqs(AdmissionPolicy policy);
 
 struct TenantLimit {
   double rate_rps = 0;  ///< token refill rate, requests/s
@@ -76,6 +89,14 @@ struct AdmissionConfig {
   /// Per-tenant token buckets; tenants not listed are not rate-limited.
   std::map<std::string, TenantLimit, std::less<>> tenants;
   ServiceEstimatorConfig estimator;
+  /// The server's request deadline, seconds after arrival (kNever = none). Under predictive, a
+  /// request whose estimated completion W_est + t_prefill_est + max_output x step time falls
+  /// after it is refused (429 deadline_unreachable) or, with degradation on, clamped to the
+  /// max_tokens that fit: admitting it would only spend engine time on a certain 504.
+  Seconds request_deadline_s = kNever;
+  /// Time constant of the running means of admitted requests' prompt and max output tokens,
+  /// in requests (they size the KV-limited batch and the cold-start service-rate prior).
+  double request_mean_window = 50;
 };
 
 /// What the driver asks about.
@@ -96,6 +117,7 @@ struct AdmissionDecision {
   Seconds deadline_s = kNever;         ///< queue-ingress deadline for an admitted request
   Seconds queue_delay_est_s = 0;       ///< W_est at decision time
   Seconds prefill_est_s = 0;           ///< t_prefill_est for this request
+  Seconds decode_est_s = 0;  ///< max_output x step time (predictive with a request deadline)
   bool admitted() const { return verdict != Verdict::kReject; }
 };
 
@@ -118,16 +140,29 @@ class AdmissionController {
   /// Feeds the service-rate estimator with one finished engine step.
   void OnStep(const StepSample& sample) { estimator_.OnStep(sample); }
 
+  /// Records an admitted request's size (Decide does this itself; a driver calling
+  /// DecidePolicy directly calls it after each admission).
+  void OnAdmitted(const AdmissionRequest& request, const AdmissionDecision& decision);
+
   /// While draining every request is refused with 503 draining.
   void SetDraining(bool draining) { draining_ = draining; }
 
-  /// W_est for the current state, seconds: max(Q / mu_hat, prefill backlog / prefill
+  /// W_est for the current state, seconds: max(Q / mu, prefill backlog / prefill
   /// throughput), where Q counts the waiting requests beyond the batch's free slots (those
-  /// start at the next step). 0 when nothing waits; +inf when requests wait for completions
-  /// and neither rate is known yet.
+  /// start at the next step) and mu is ServiceRateEstimate. 0 when nothing waits; +inf when
+  /// requests wait for completions and neither rate is known yet.
   Seconds QueueDelayEstimate(const EngineStats& stats) const;
   /// t_prefill_est for a prompt: max(one step, prompt / prefill throughput), seconds.
   Seconds PrefillEstimate(std::int32_t prompt_tokens) const;
+  /// Requests the engine can run at once: min(max_num_seqs, KV blocks / the blocks a mean
+  /// admitted request holds at its end, ceil((prompt + max output) / block size)). KV-limited
+  /// batches otherwise look like free slots and hide a queue (max_num_seqs before any
+  /// request was admitted).
+  std::int32_t EffectiveSlots(const EngineStats& stats) const;
+  /// mu, requests/s: the measured mu_hat; before the first measurement, a cold-start prior
+  /// EffectiveSlots / (mean max output tokens x step time) from the admitted requests so far
+  /// and the modelled step time (0 before any request was admitted).
+  double ServiceRateEstimate(const EngineStats& stats) const;
 
   const AdmissionConfig& config() const { return config_; }
   const ServiceEstimator& estimator() const { return estimator_; }
@@ -144,6 +179,8 @@ class AdmissionController {
   };
   std::unordered_map<std::string, TokenBucket, StringHash, std::equal_to<>> buckets_;
   bool draining_ = false;
+  double mean_prompt_tokens_ = 0;  // running means over admitted requests (0 = none yet)
+  double mean_output_tokens_ = 0;
 };
 
 }  // namespace spillway

@@ -330,6 +330,7 @@ EngineStats Scheduler::stats() const {
   s.kv_usage = blocks_->usage();
   s.num_free_blocks = blocks_->num_free();
   s.num_total_blocks = blocks_->num_total();
+  s.block_size = blocks_->block_size();
   s.num_preemptions_total = num_preemptions_total_;
   s.num_recomputed_tokens_total = num_recomputed_tokens_total_;
   s.max_num_seqs = config_.max_num_seqs;

@@ -73,6 +73,7 @@ struct EngineStats {
   double kv_usage = 0;                      ///< fraction of KV blocks allocated, [0, 1]
   std::int32_t num_free_blocks = 0;
   std::int32_t num_total_blocks = 0;
+  std::int32_t block_size = 0;  ///< tokens per KV block
   std::int64_t num_preemptions_total = 0;
   std::int64_t num_recomputed_tokens_total = 0;
   std::int32_t max_num_seqs = 0;

@@ -11,6 +11,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/verb.hpp>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <ctime>
@@ -31,7 +32,8 @@ api::ApiError Error(int status, std::string message, std::string type, std::stri
 }
 
 // The rejection body and headers of the overload contract.
-api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s) {
+api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s,
+                            double request_timeout_s) {
   const std::string reason(ToString(d.reason));
   std::string message;
   switch (d.reason) {
@@ -46,6 +48,13 @@ api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s) {
           "TTFT SLO of {:.2f} s.",
           reason, d.queue_delay_est_s, d.prefill_est_s, ttft_slo_s);
       break;
+    case OverloadReason::kDeadlineUnreachable:
+      message = fmt::format(
+          "Server overloaded (deadline_unreachable): estimated queue delay {:.2f} s + prefill "
+          "{:.3f} s + decoding max_tokens {:.2f} s would pass the server's request deadline of "
+          "{:.2f} s; a smaller max_tokens may be admitted.",
+          d.queue_delay_est_s, d.prefill_est_s, d.decode_est_s, request_timeout_s);
+      break;
     case OverloadReason::kDraining:
       message = "Server is draining for shutdown; send new requests elsewhere.";
       break;
@@ -57,6 +66,17 @@ api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s) {
                reason);
 }
 
+// The answer to a request still in flight when the drain budget ran out.
+api::ApiError ShutdownError(double drain_timeout_s) {
+  return Error(503,
+               fmt::format("The server shut down before this request finished (drain budget "
+                           "{:g} s); retry on another replica.",
+                           drain_timeout_s),
+               "overloaded", "draining");
+}
+
+net::Headers DrainingHeaders() { return {{"Retry-After", "1"}, {"X-Overload-Reason", "draining"}}; }
+
 net::Headers OverloadHeaders(const AdmissionDecision& d) {
   net::Headers h = {{"Retry-After", fmt::format("{:.0f}", d.retry_after_s)},
                     {"X-Overload-Reason", std::string(ToString(d.reason))}};
@@ -66,6 +86,29 @@ net::Headers OverloadHeaders(const AdmissionDecision& d) {
                    std::to_string(std::time(nullptr) + static_cast<std::time_t>(d.retry_after_s)));
   }
   return h;
+}
+
+// RFC 9110 §11.1: the auth scheme is case-insensitive ("Bearer", "bearer", ...); one or more
+// spaces separate it from the token.
+bool IsBearer(std::string_view value) {
+  constexpr std::string_view kScheme = "bearer";
+  if (value.size() <= kScheme.size() || value[kScheme.size()] != ' ') {
+    return false;
+  }
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(value[i])) != kScheme[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string_view BearerToken(std::string_view value) {
+  value.remove_prefix(value.find_first_not_of(' ', 6));
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) {
+    value.remove_suffix(1);
+  }
+  return value;
 }
 
 std::string_view StripQuery(std::string_view target) {
@@ -234,9 +277,8 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   if (!config_.api_keys.empty()) {
     const auto auth = conn.request()[http::field::authorization];
     const std::string_view value(auth.data(), auth.size());
-    const auto it = value.starts_with("Bearer ")
-                        ? config_.api_keys.find(std::string(value.substr(7)))
-                        : config_.api_keys.end();
+    const auto it = IsBearer(value) ? config_.api_keys.find(std::string(BearerToken(value)))
+                                    : config_.api_keys.end();
     if (it == config_.api_keys.end()) {
       co_await SendError(conn, Error(401, "Missing or unknown API key (Authorization: Bearer).",
                                      "authentication_error", "invalid_api_key"));
@@ -302,7 +344,8 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   g.admitted = co_await engine_.Submit(submit, executor);
   const AdmissionDecision& d = g.admitted.decision;
   if (!d.admitted()) {
-    co_await SendError(conn, OverloadError(d, config_.ttft_slo_s), OverloadHeaders(d));
+    co_await SendError(conn, OverloadError(d, config_.ttft_slo_s, config_.request_timeout_s),
+                       OverloadHeaders(d));
     co_return;
   }
   if (d.verdict == Verdict::kDegrade) {
@@ -332,6 +375,10 @@ asio::awaitable<void> ApiHandler::Generate(net::HttpConnection& conn, const Gene
       engine_.Abort(id, AbortCause::kClientDisconnect);
       metrics_.http_requests_total->With({"499"}).Inc();  // nginx's "client closed request"
       conn.set_close();
+      co_return;
+    }
+    if (ev.kind == StreamEvent::Kind::kShutdown) {
+      co_await SendError(conn, ShutdownError(config_.drain_timeout_s), DrainingHeaders());
       co_return;
     }
     if (ec || ev.kind == StreamEvent::Kind::kTimeout) {
@@ -378,7 +425,9 @@ asio::awaitable<void> ApiHandler::Generate(net::HttpConnection& conn, const Gene
         co_return;
       }
       default: {
-        const net::Headers retry_one = {{std::string("Retry-After"), std::string("1")}};
+        const net::Headers retry_one = {
+            {std::string("Retry-After"), std::string("1")},
+            {std::string("X-Overload-Reason"), std::string(ToString(ev.reason))}};
         co_await SendError(conn,
                            Error(503,
                                  "The engine could not finish this request (" +
@@ -422,6 +471,10 @@ asio::awaitable<void> ApiHandler::Stream(net::HttpConnection& conn, const Genera
     auto [ec, ev] = co_await g.admitted.events->async_receive(kUse);
     if (ev.kind == StreamEvent::Kind::kClientGone) {
       engine_.Abort(id, AbortCause::kClientDisconnect);
+      co_return;
+    }
+    if (ev.kind == StreamEvent::Kind::kShutdown) {
+      co_await fail(ShutdownError(config_.drain_timeout_s));
       co_return;
     }
     if (ec || ev.kind == StreamEvent::Kind::kTimeout) {

@@ -27,6 +27,17 @@ std::string_view DecisionName(const AdmissionDecision& d) {
   return "unknown";
 }
 
+// vLLM's finished_reason values: stop, length, and abort for every other ending.
+std::string_view SuccessLabel(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop:
+    case FinishReason::kLength:
+      return ToString(reason);
+    default:
+      return "abort";
+  }
+}
+
 }  // namespace
 
 std::string_view ToString(AbortCause cause) {
@@ -134,6 +145,19 @@ void EngineService::DoAbort(RequestId id, AbortCause cause) {
   }
 }
 
+void EngineService::AbortAll(AbortCause cause) {
+  asio::post(strand_, [this, cause] {
+    StreamEvent ev;
+    ev.kind = StreamEvent::Kind::kShutdown;
+    for (auto& [id, e] : entries_) {
+      if (!e.client_gone) {
+        e.events->try_send(boost::system::error_code{}, ev);
+        DoAbort(id, cause);
+      }
+    }
+  });
+}
+
 void EngineService::FinishStop(RequestId id) {
   asio::post(strand_, [this, id] {
     auto it = entries_.find(id);
@@ -233,7 +257,8 @@ void EngineService::HandleFinished(Seconds now) {
       continue;
     }
     Entry& e = it->second;
-    metrics_.request_success_total->With({metrics_.model, std::string(ToString(r.finish_reason))})
+    metrics_.request_success_total
+        ->With({metrics_.model, std::string(SuccessLabel(r.finish_reason))})
         .Inc();
     if (r.finish_reason == FinishReason::kDeadline) {
       metrics_.aborts_total->With({"deadline"}).Inc();

@@ -36,8 +36,9 @@ std::string_view ToString(AbortCause cause);
 
 /// What a request's session receives from the engine.
 struct StreamEvent {
-  /// kClientGone and kTimeout are posted by the session's own watcher, not the engine.
-  enum class Kind : std::uint8_t { kToken, kFinished, kClientGone, kTimeout };
+  /// kClientGone and kTimeout are posted by the session's own watcher, not the engine;
+  /// kShutdown by AbortAll when the drain budget runs out.
+  enum class Kind : std::uint8_t { kToken, kFinished, kClientGone, kTimeout, kShutdown };
   Kind kind = Kind::kToken;
   std::int32_t token_id = 0;                  ///< kToken
   FinishReason reason = FinishReason::kNone;  ///< kFinished
@@ -98,6 +99,11 @@ class EngineService {
 
   /// Refuses new requests with 503 draining from now on.
   void StartDraining();
+
+  /// Aborts every request in flight with `cause` (counted in spillway_aborts_total) and sends
+  /// each session a kShutdown event, so clients get a final error instead of a cut connection.
+  /// Used when the drain budget runs out.
+  void AbortAll(AbortCause cause);
 
   /// Requests admitted and not yet finished (any thread).
   std::int64_t in_flight() const { return in_flight_.load(); }

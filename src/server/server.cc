@@ -34,8 +34,8 @@ EngineOptions ResolveEngine(const ServerConfig& c) {
   s.priority_aging_s = c.priority_aging_s;
   s.max_preemptions = c.max_preemptions;
   if (c.slo_budgets) {
-    // 90% of the TPOT SLO, as the simulator sizes it (sim/run_config.h kSloBudgetHeadroom).
-    const SloBudgets b = DeriveSloBudgets(cost, 0.9 * c.tpot_slo_s, c.slo_budget_context_tokens);
+    const SloBudgets b =
+        DeriveSloBudgets(cost, kSloBudgetHeadroom * c.tpot_slo_s, c.slo_budget_context_tokens);
     s.max_num_seqs = b.max_num_seqs;
     s.max_num_batched_tokens = b.max_num_batched_tokens;
   }
@@ -48,12 +48,11 @@ EngineOptions ResolveEngine(const ServerConfig& c) {
   a.policy = c.policy;
   a.ttft_slo_s = c.ttft_slo_s;
   a.kv_headroom = c.kv_headroom;
-  a.max_num_queued_reqs = c.max_num_queued_reqs > 0                  ? c.max_num_queued_reqs
-                          : c.policy == AdmissionPolicy::kTailDrop   ? 32
-                          : c.policy == AdmissionPolicy::kPredictive ? 4096
-                                                                     : 0;
+  a.max_num_queued_reqs =
+      c.max_num_queued_reqs > 0 ? c.max_num_queued_reqs : DefaultMaxNumQueuedReqs(c.policy);
   a.max_num_queued_tokens = c.max_num_queued_tokens;
   a.degrade_max_tokens = c.degrade_max_tokens;
+  a.request_deadline_s = c.request_timeout_s;
   for (const auto& [key, k] : c.api_keys) {
     if (k.rate_rps > 0 && a.tenants.count(k.tenant) == 0) {
       a.tenants[k.tenant] = TenantLimit{k.rate_rps, k.burst};
@@ -103,7 +102,10 @@ struct Server::Impl {
     }
     if (engine->in_flight() > 0) {
       std::cerr << "spillway serve: drain timeout with " << engine->in_flight()
-                << " requests in flight\n";
+                << " requests in flight; answering them 503 draining\n";
+      engine->AbortAll(AbortCause::kShutdown);
+      timer.expires_after(std::chrono::milliseconds(150));
+      co_await timer.async_wait(asio::use_awaitable);
     }
     // Let the last responses reach their sockets before stopping.
     timer.expires_after(std::chrono::milliseconds(100));

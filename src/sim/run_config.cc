@@ -63,11 +63,7 @@ AdmissionConfig ResolveAdmission(const Scenario& sc, AdmissionPolicy policy, con
   for (const auto& t : s.tenants) {
     a.tenants[t.name] = TenantLimit{t.rate_rps, t.burst};
   }
-  if (policy == AdmissionPolicy::kTailDrop) {
-    a.max_num_queued_reqs = kTailDropDefaultQueuedReqs;
-  } else if (policy == AdmissionPolicy::kPredictive) {
-    a.max_num_queued_reqs = kPredictiveSafetyQueuedReqs;
-  }
+  a.max_num_queued_reqs = DefaultMaxNumQueuedReqs(policy);
   if (auto v = First(o.max_num_queued_reqs, s.max_num_queued_reqs)) {
     a.max_num_queued_reqs = *v;
   }

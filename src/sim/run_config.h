@@ -36,15 +36,6 @@ struct RunConfig {
   std::optional<SloBudgets> slo_budgets;
 };
 
-/// Default admission limits per policy when neither scenario nor flags give one.
-inline constexpr std::int32_t kTailDropDefaultQueuedReqs = 32;  // the reference Q_max (§4)
-inline constexpr std::int32_t kPredictiveSafetyQueuedReqs = 4096;
-
-/// SLO budgets target this fraction of the TPOT SLO: a request's TPOT averages steps whose
-/// contexts and prefill chunks vary around the sizing point, so sizing at the SLO itself puts
-/// half the requests over it.
-inline constexpr double kSloBudgetHeadroom = 0.9;
-
 /// Resolves the run. `mean_context_tokens` sizes SLO budgets when the scenario does not (the
 /// mean of prompt + output / 2 over the run's arrivals). Throws config::ConfigError on an
 /// unknown profile or an invalid combination (e.g. predictive without a TTFT SLO).

@@ -181,6 +181,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     OnRejected(logical, now, d.http_status, ToString(d.reason), d.retry_after_s);
     return;
   }
+  rep.admission->OnAdmitted(req, d);
   const auto id = static_cast<std::uint32_t>(attempts_.size());
   attempts_.push_back(Attempt{logical, r, now});
   recorder_.OnAdmitted(now, now, d.verdict == Verdict::kDegrade);

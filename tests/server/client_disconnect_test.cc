@@ -32,8 +32,11 @@ const std::map<std::string, std::string> kSlowClient = {{"cause", "slow_client"}
 class ClientDisconnectTest : public server_test::ServerFixture {
  protected:
   // A batch large enough that all 40 requests run at once: each one is admitted and in flight
-  // when its client leaves.
-  std::vector<std::string> ServerArgs() override { return {"--max-num-seqs", "64"}; }
+  // when its client leaves. The request deadline is long enough for max_tokens 2000 (else
+  // predictive admission refuses them as deadline_unreachable).
+  std::vector<std::string> ServerArgs() override {
+    return {"--max-num-seqs", "64", "--request-timeout-s", "120", "--client-timeout-s", "150"};
+  }
 };
 
 // The exposition's sample lines of the metrics `names`, for failure messages.

@@ -123,11 +123,16 @@ class DrainTimeoutTest : public server_test::ServerFixture {
   }
 };
 
-TEST_F(DrainTimeoutTest, ProcessExitsZeroAtTheDrainBudgetWithRequestsStillInFlight) {
+TEST_F(DrainTimeoutTest, AtTheDrainBudgetInFlightRequestsGetA503DrainingAndTheProcessExitsZero) {
   HttpRequest request;
   request.method = "POST";
   request.target = "/v1/completions";
-  request.body = R"({"prompt":[1,2,3],"max_tokens":2000,"stream":true})";
+  // About 9 s of decoding at idle: still running when the 1 s drain budget ends.
+  request.body = R"({"prompt":[1,2,3],"max_tokens":500,"stream":true})";
+  HttpRequest plain = request;
+  plain.body = R"({"prompt":[1,2,3],"max_tokens":500})";
+  PendingRequest waiting(client().port(), plain, 10);
+  ASSERT_TRUE(waiting.ok()) << waiting.error();
   PendingRequest stream(client().port(), request, 10);
   ASSERT_TRUE(stream.ok()) << stream.error();
   ASSERT_EQ(stream.ReadHead(10).status, 200) << stream.error();
@@ -142,13 +147,24 @@ TEST_F(DrainTimeoutTest, ProcessExitsZeroAtTheDrainBudgetWithRequestsStillInFlig
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "wait status " << *status;
   EXPECT_GE(exit_s, 0.5) << "the server did not wait for its in-flight stream at all";
 
-  // The abandoned stream's connection ends with the process: its client is not left hanging.
-  int events = 0;
-  while (stream.NextEvent(10).has_value()) {
-    ++events;
+  // The cut stream ends with an SSE error event (503 draining) and [DONE], not a bare close.
+  std::vector<std::string> events;
+  while (auto e = stream.NextEvent(10)) {
+    events.push_back(*e);
   }
-  EXPECT_LT(events, 2000);
   EXPECT_EQ(stream.error().find("timeout"), std::string::npos) << stream.error();
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_LT(events.size(), 500u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  const std::optional<server_test::json::value> error = ParseJson(events[events.size() - 2]);
+  ASSERT_TRUE(error.has_value()) << events[events.size() - 2];
+  EXPECT_EQ(StringAt(*error, "/error/code"), "draining") << events[events.size() - 2];
+
+  // The non-streaming request gets the documented 503 draining with the overload headers.
+  const HttpResponse r = waiting.ReadResponse(10);
+  EXPECT_TRUE(server_test::IsOpenAiError(r, 503, "draining"));
+  EXPECT_EQ(r.Header("X-Overload-Reason"), "draining");
+  EXPECT_TRUE(r.Header("Retry-After").has_value());
 }
 
 }  // namespace

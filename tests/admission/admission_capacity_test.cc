@@ -1,0 +1,170 @@
+// What predictive admission knows before and beside its measurements: the KV-limited batch
+// (EffectiveSlots), the cold-start service-rate prior (ServiceRateEstimate), the request
+// deadline check (deadline_unreachable, or a clamp with degradation on) and the per-policy
+// default queue limits.
+
+#include <cmath>
+#include <cstdint>
+
+#include <gtest/gtest.h>
+
+#include "admission/admission.h"
+
+namespace spillway {
+namespace {
+
+constexpr double kTol = 1e-9;
+
+/// Predictive, TTFT SLO 1 s, prefill 2000 tokens/s and the given step time; mu_hat as given
+/// (0 = not yet measured).
+AdmissionConfig Config(double mu_rps, Seconds step_s = 0.02) {
+  AdmissionConfig config;
+  config.policy = AdmissionPolicy::kPredictive;
+  config.ttft_slo_s = 1.0;
+  config.estimator.service_rate_prior_rps = mu_rps;
+  config.estimator.prefill_tokens_per_s_prior = 2000;
+  config.estimator.step_time_prior_s = step_s;
+  return config;
+}
+
+/// An engine with a batch of 32 and `blocks` KV blocks of 16 tokens.
+EngineStats Stats(std::int32_t running, std::int32_t waiting, std::int32_t blocks = 100000) {
+  EngineStats s;
+  s.max_num_seqs = 32;
+  s.num_running = running;
+  s.num_waiting = waiting;
+  s.num_total_blocks = blocks;
+  s.num_free_blocks = blocks;
+  s.block_size = 16;
+  return s;
+}
+
+AdmissionRequest Request(std::int32_t prompt, std::int32_t max_output) {
+  return {.tenant = "t", .prompt_tokens = prompt, .max_output_tokens = max_output};
+}
+
+// --- EffectiveSlots ---
+
+TEST(EffectiveSlotsTest, IsMaxNumSeqsBeforeAnyRequestWasAdmitted) {
+  const AdmissionController c(Config(10), 0);
+  EXPECT_EQ(c.EffectiveSlots(Stats(0, 0, /*blocks=*/10)), 32);
+}
+
+TEST(EffectiveSlotsTest, IsLimitedByTheKvBlocksAMeanRequestHoldsAtItsEnd) {
+  AdmissionController c(Config(10), 0);
+  // 512 + 256 tokens = 48 blocks of 16: a pool of 200 blocks holds 4 such requests.
+  ASSERT_TRUE(c.Decide(Request(512, 256), Stats(0, 0, 200), 0).admitted());
+  EXPECT_EQ(c.EffectiveSlots(Stats(0, 0, 200)), 4);
+  // A large pool leaves max_num_seqs the limit.
+  EXPECT_EQ(c.EffectiveSlots(Stats(0, 0, 100000)), 32);
+}
+
+TEST(EffectiveSlotsTest, AKvLimitedBatchHasNoFreeSlotsToHideAQueueIn) {
+  AdmissionController c(Config(/*mu=*/2), 0);
+  ASSERT_TRUE(c.Decide(Request(512, 256), Stats(0, 0, 200), 0).admitted());
+  // 4 running fill the 4 KV slots: all 6 waiting requests wait for completions at mu = 2/s.
+  EXPECT_NEAR(c.QueueDelayEstimate(Stats(4, 6, 200)), 6 / 2.0, kTol);
+}
+
+// --- ServiceRateEstimate (cold start) ---
+
+TEST(ServiceRateEstimateTest, IsUnknownBeforeMeasurementsAndRequests) {
+  const AdmissionController c(Config(0), 0);
+  EXPECT_EQ(c.ServiceRateEstimate(Stats(0, 0)), 0);
+}
+
+TEST(ServiceRateEstimateTest, ColdStartPriorTurnsTheBatchOverEveryMeanOutputSteps) {
+  AdmissionController c(Config(0, /*step_s=*/0.02), 0);
+  ASSERT_TRUE(c.Decide(Request(100, 50), Stats(0, 0), 0).admitted());
+  // 32 slots / (50 tokens x 0.02 s) = 32 requests/s.
+  EXPECT_NEAR(c.ServiceRateEstimate(Stats(0, 0)), 32.0, kTol);
+  // ... so 64 requests queued behind a full batch wait 2 s, not 0.
+  EXPECT_NEAR(c.QueueDelayEstimate(Stats(32, 64)), 2.0, 1e-6);
+}
+
+TEST(ServiceRateEstimateTest, AMeasuredRateReplacesThePrior) {
+  AdmissionController c(Config(/*mu=*/5), 0);
+  ASSERT_TRUE(c.Decide(Request(100, 50), Stats(0, 0), 0).admitted());
+  EXPECT_EQ(c.ServiceRateEstimate(Stats(0, 0)), 5);
+}
+
+TEST(ServiceRateEstimateTest, ColdStartBurstIsShedInsteadOfAdmittedWholesale) {
+  AdmissionController c(Config(0, /*step_s=*/0.02), 0);
+  int admitted = 0;
+  EngineStats s = Stats(0, 0);
+  for (int i = 0; i < 400; ++i) {
+    const AdmissionDecision d = c.Decide(Request(64, 64), s, 0);
+    if (d.admitted()) {
+      ++admitted;
+      s.num_waiting += 1;  // nothing runs in this instant: everything admitted waits
+    }
+  }
+  // 32 slots / (64 x 0.02 s) = 25 requests/s: about one TTFT SLO's worth beyond the batch.
+  EXPECT_LT(admitted, 100);
+  EXPECT_GT(admitted, 32);
+}
+
+// --- The request deadline ---
+
+TEST(RequestDeadlineTest, RefusesARequestThatCannotFinishBeforeTheDeadline) {
+  AdmissionConfig config = Config(10, /*step_s=*/0.02);
+  config.request_deadline_s = 4.5;
+  AdmissionController c(config, 0);
+  // 256 tokens x 0.02 s = 5.12 s of decoding alone.
+  const AdmissionDecision d = c.Decide(Request(32, 256), Stats(0, 0), 0);
+  EXPECT_FALSE(d.admitted());
+  EXPECT_EQ(d.http_status, 429);
+  EXPECT_EQ(d.reason, OverloadReason::kDeadlineUnreachable);
+  EXPECT_NEAR(d.decode_est_s, 5.12, 1e-9);
+  EXPECT_GE(d.retry_after_s, 1);
+  // 128 tokens (2.56 s) fit.
+  EXPECT_TRUE(c.Decide(Request(32, 128), Stats(0, 0), 0).admitted());
+}
+
+TEST(RequestDeadlineTest, CountsTheQueueDelayAgainstTheDeadline) {
+  AdmissionConfig config = Config(/*mu=*/40, /*step_s=*/0.02);
+  config.request_deadline_s = 4.5;
+  AdmissionController c(config, 0);
+  // 36 queued beyond a full batch at 40/s: W_est 0.9 s; 0.9 + 0.02 + 190 x 0.02 > 4.5.
+  EXPECT_TRUE(c.Decide(Request(32, 150), Stats(32, 36), 0).admitted());
+  EXPECT_EQ(c.Decide(Request(32, 190), Stats(32, 36), 0).reason,
+            OverloadReason::kDeadlineUnreachable);
+}
+
+TEST(RequestDeadlineTest, WithDegradationOnClampsMaxTokensToWhatFits) {
+  AdmissionConfig config = Config(10, /*step_s=*/0.02);
+  config.request_deadline_s = 4.5;
+  config.degrade_max_tokens = 64;
+  AdmissionController c(config, 0);
+  const AdmissionDecision d = c.Decide(Request(32, 1000), Stats(0, 0), 0);
+  ASSERT_TRUE(d.admitted());
+  EXPECT_EQ(d.verdict, Verdict::kDegrade);
+  // floor((4.5 - W_est 0 - prefill 0.02) / 0.02): about 223 tokens fit.
+  EXPECT_EQ(d.max_output_tokens, static_cast<std::int32_t>(std::floor((4.5 - 0.0 - 0.02) / 0.02)));
+  EXPECT_NEAR(d.max_output_tokens, 223, 1);
+}
+
+TEST(RequestDeadlineTest, IsNotCheckedWithoutADeadlineOrOutsidePredictive) {
+  AdmissionController none(Config(10, 0.02), 0);
+  EXPECT_TRUE(none.Decide(Request(32, 100000), Stats(0, 0), 0).admitted());
+  AdmissionConfig tail = Config(10, 0.02);
+  tail.policy = AdmissionPolicy::kTailDrop;
+  tail.request_deadline_s = 1;
+  AdmissionController tail_drop(tail, 0);
+  EXPECT_TRUE(tail_drop.Decide(Request(32, 100000), Stats(0, 0), 0).admitted());
+}
+
+// --- Defaults ---
+
+TEST(DefaultQueueLimitsTest, AreTheReferenceQmaxForTailDropAndASafetyNetForPredictive) {
+  EXPECT_EQ(DefaultMaxNumQueuedReqs(AdmissionPolicy::kTailDrop), 32);
+  EXPECT_EQ(DefaultMaxNumQueuedReqs(AdmissionPolicy::kPredictive), 4096);
+  EXPECT_EQ(DefaultMaxNumQueuedReqs(AdmissionPolicy::kUnbounded), 0);
+}
+
+TEST(OverloadReasonNamesTest, DeadlineUnreachableHasAStableToken) {
+  EXPECT_EQ(ToString(OverloadReason::kDeadlineUnreachable), "deadline_unreachable");
+}
+
+}  // namespace
+}  // namespace spillway
