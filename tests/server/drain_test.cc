@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
-#include "server/http_client.h"
-#include "server/server_fixture.h"
+#include "common/http_client.h"
+#include "common/server_fixture.h"
 
 namespace spillway {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/server_process.h"
+#include "common/server_process.h"
 
 #include <fcntl.h>
 #include <sys/prctl.h>

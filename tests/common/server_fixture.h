@@ -19,8 +19,8 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
-#include "server/http_client.h"
-#include "server/server_process.h"
+#include "common/http_client.h"
+#include "common/server_process.h"
 
 namespace spillway::server_test {
 

@@ -1,4 +1,4 @@
-#include "server/http_client.h"
+#include "common/http_client.h"
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
