@@ -8,6 +8,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format
+  prometheus
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -23,3 +24,8 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+# prometheus is here for promtool and for a server the tests start themselves on a free port;
+# on a host running systemd the package also starts a service on :9090, which nothing needs.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+  $SUDO systemctl disable --now prometheus.service
+fi
