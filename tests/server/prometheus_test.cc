@@ -29,8 +29,8 @@
 #include <gtest/gtest.h>
 
 #include "common/temp_dir.h"
-#include "server/http_client.h"
-#include "server/server_fixture.h"
+#include "common/http_client.h"
+#include "common/server_fixture.h"
 
 namespace spillway {
 namespace {
@@ -293,7 +293,7 @@ class PrometheusTest : public server_test::ServerFixture {
     HttpRequest long_stream;
     long_stream.method = "POST";
     long_stream.target = "/v1/completions";
-    long_stream.body = R"({"prompt":[1,2,3,4],"max_tokens":2000,"stream":true})";
+    long_stream.body = R"({"prompt":[1,2,3,4],"max_tokens":200,"stream":true})";
     {
       PendingRequest stream(client().port(), long_stream, 10);
       EXPECT_TRUE(stream.ok()) << stream.error();
