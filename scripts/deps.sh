@@ -10,6 +10,10 @@ packages=(
   clang-format
   prometheus
 )
+# The OpenAI Node SDK test (tests/server/openai_node) needs node and npm; a node from elsewhere
+# (nvm, NodeSource) on PATH will do, else Debian's (bookworm: node 18, npm 9).
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
