@@ -86,6 +86,17 @@ std::int32_t AdmissionController::EffectiveSlots(const EngineStats& stats) const
   return slots;
 }
 
+Seconds AdmissionController::DecodeStepEstimate(const EngineStats& stats) const {
+  const auto& table = config_.decode_step_s_by_batch;
+  if (table.empty()) {
+    return estimator_.step_time_s();
+  }
+  const std::int64_t batch = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(stats.num_running) + stats.num_waiting + 1, 1,
+      std::min<std::int64_t>(EffectiveSlots(stats), static_cast<std::int64_t>(table.size())));
+  return table[static_cast<std::size_t>(batch - 1)];
+}
+
 double AdmissionController::ServiceRateEstimate(const EngineStats& stats) const {
   if (estimator_.service_rate_rps() > 0) {
     return estimator_.service_rate_rps();
@@ -215,7 +226,7 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
       return Reject(429, OverloadReason::kKvSaturation, retry_s, d);
     }
     // Can the whole request finish before the server's deadline answers 504?
-    const Seconds step_s = estimator_.step_time_s();
+    const Seconds step_s = DecodeStepEstimate(stats);
     d.decode_est_s = request.max_output_tokens * step_s;
     const Seconds slack_s = config_.request_deadline_s - d.queue_delay_est_s - d.prefill_est_s;
     if (step_s > 0 && d.decode_est_s > slack_s) {

@@ -13,8 +13,9 @@
 //               W_est + t_prefill_est > TTFT SLO, 429 kv_saturation when KV usage exceeds the
 //               headroom threshold, queue_delay_and_kv_saturation for both
 //               (overload-and-failure-handling.txt §2, §5.2), and 429 deadline_unreachable
-//               when W_est + t_prefill_est + max_tokens x step time passes the server's
-//               request deadline (the gateway's 504, §3.2). Retry-After = ceil(W_est), >= 1 s.
+//               when W_est + t_prefill_est + max_tokens x the decode step time at the batch
+//               the request joins passes the server's request deadline (the gateway's 504,
+//               §3.2). Retry-After = ceil(W_est), >= 1 s.
 //               Q counts waiting requests beyond the free slots of a batch limited by
 //               max_num_seqs *and* by KV blocks; before mu_hat is measured, mu comes from a
 //               cold-start prior (slots / (mean max_tokens x modelled step time)).
@@ -31,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "admission/service_estimator.h"
 #include "admission/token_bucket.h"
@@ -94,6 +96,10 @@ struct AdmissionConfig {
   /// after it is refused (429 deadline_unreachable) or, with degradation on, clamped to the
   /// max_tokens that fit: admitting it would only spend engine time on a certain 504.
   Seconds request_deadline_s = kNever;
+  /// Decode step time by batch size for that check, seconds: element b-1 is a step of b
+  /// decodes (priors.h DecodeStepTimes, from the cost model). The check uses the batch the
+  /// request will join, min(slots, running + waiting + 1). Empty: the measured mean step time.
+  std::vector<Seconds> decode_step_s_by_batch;
   /// Time constant of the running means of admitted requests' prompt and max output tokens,
   /// in requests (they size the KV-limited batch and the cold-start service-rate prior).
   double request_mean_window = 50;
@@ -159,6 +165,9 @@ class AdmissionController {
   /// batches otherwise look like free slots and hide a queue (max_num_seqs before any
   /// request was admitted).
   std::int32_t EffectiveSlots(const EngineStats& stats) const;
+  /// Decode step time the request deadline check assumes, seconds (see
+  /// AdmissionConfig::decode_step_s_by_batch).
+  Seconds DecodeStepEstimate(const EngineStats& stats) const;
   /// mu, requests/s: the measured mu_hat; before the first measurement, a cold-start prior
   /// EffectiveSlots / (mean max output tokens x step time) from the admitted requests so far
   /// and the modelled step time (0 before any request was admitted).

@@ -14,4 +14,14 @@ ServiceEstimatorConfig EstimatorPriors(const CostModel& cost, const SchedulerCon
   return c;
 }
 
+std::vector<Seconds> DecodeStepTimes(const CostModel& cost, std::int32_t max_num_seqs,
+                                     std::int64_t context_tokens) {
+  std::vector<Seconds> out;
+  out.reserve(static_cast<std::size_t>(std::max(0, max_num_seqs)));
+  for (std::int32_t b = 1; b <= max_num_seqs; ++b) {
+    out.push_back(cost.StepTime(b, context_tokens, 0, 0));
+  }
+  return out;
+}
+
 }  // namespace spillway

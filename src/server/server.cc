@@ -59,6 +59,7 @@ EngineOptions ResolveEngine(const ServerConfig& c) {
     }
   }
   a.estimator = EstimatorPriors(cost, s, c.slo_budget_context_tokens);
+  a.decode_step_s_by_batch = DecodeStepTimes(cost, s.max_num_seqs, c.slo_budget_context_tokens);
   return o;
 }
 

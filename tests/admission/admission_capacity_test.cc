@@ -144,6 +144,22 @@ TEST(RequestDeadlineTest, WithDegradationOnClampsMaxTokensToWhatFits) {
   EXPECT_NEAR(d.max_output_tokens, 223, 1);
 }
 
+TEST(RequestDeadlineTest, UsesTheModelledStepOfTheBatchTheRequestJoins) {
+  AdmissionConfig config = Config(100, /*step_s=*/0.05);  // a pessimistic full-step prior
+  config.request_deadline_s = 4.5;
+  config.decode_step_s_by_batch.assign(32, 0.03);
+  config.decode_step_s_by_batch[0] = 0.015;  // one decode alone
+  AdmissionController c(config, 0);
+  // Idle: 200 tokens x 15 ms = 3 s fits, though 200 x the 50 ms prior would not.
+  const AdmissionDecision idle = c.Decide(Request(32, 200), Stats(0, 0), 0);
+  EXPECT_TRUE(idle.admitted());
+  EXPECT_NEAR(idle.decode_est_s, 3.0, 1e-9);
+  // Beside a full batch: 200 x 30 ms = 6 s does not.
+  const AdmissionDecision busy = c.Decide(Request(32, 200), Stats(31, 0), 0);
+  EXPECT_EQ(busy.reason, OverloadReason::kDeadlineUnreachable);
+  EXPECT_NEAR(busy.decode_est_s, 6.0, 1e-9);
+}
+
 TEST(RequestDeadlineTest, IsNotCheckedWithoutADeadlineOrOutsidePredictive) {
   AdmissionController none(Config(10, 0.02), 0);
   EXPECT_TRUE(none.Decide(Request(32, 100000), Stats(0, 0), 0).admitted());
