@@ -36,7 +36,21 @@ PhaseSummary* RunRecorder::PhaseOf(Seconds sent_s) {
   return nullptr;
 }
 
-void RunRecorder::OnOffered(Seconds t, bool first_attempt) {
+RunRecorder::ClassRecord* RunRecorder::ClassOf(std::string_view class_name) {
+  if (class_name.empty()) {
+    return nullptr;
+  }
+  auto it = classes_.find(class_name);
+  if (it == classes_.end()) {
+    it = classes_.emplace(std::string(class_name), ClassRecord{}).first;
+  }
+  return &it->second;
+}
+
+void RunRecorder::OnOffered(Seconds t, bool first_attempt, std::string_view class_name) {
+  if (ClassRecord* c = ClassOf(class_name)) {
+    ++c->summary.offered;
+  }
   ++s_.offered;
   ++(first_attempt ? s_.first_attempts : s_.retries);
   ++Point(t).offered;
@@ -45,7 +59,11 @@ void RunRecorder::OnOffered(Seconds t, bool first_attempt) {
   }
 }
 
-void RunRecorder::OnAdmitted(Seconds t, Seconds sent_s, bool degraded) {
+void RunRecorder::OnAdmitted(Seconds t, Seconds sent_s, bool degraded,
+                             std::string_view class_name) {
+  if (ClassRecord* c = ClassOf(class_name)) {
+    ++c->summary.admitted;
+  }
   ++s_.admitted;
   s_.degraded += degraded ? 1 : 0;
   ++Point(t).admitted;
@@ -54,7 +72,11 @@ void RunRecorder::OnAdmitted(Seconds t, Seconds sent_s, bool degraded) {
   }
 }
 
-void RunRecorder::OnRejected(Seconds t, Seconds sent_s, int http_status, std::string_view reason) {
+void RunRecorder::OnRejected(Seconds t, Seconds sent_s, int http_status, std::string_view reason,
+                             std::string_view class_name) {
+  if (ClassRecord* c = ClassOf(class_name)) {
+    ++c->summary.rejected;
+  }
   ++s_.rejected_total;
   ++s_.rejected_by_status[std::to_string(http_status)];
   ++s_.rejected_by_reason[std::string(reason)];
@@ -64,7 +86,10 @@ void RunRecorder::OnRejected(Seconds t, Seconds sent_s, int http_status, std::st
   }
 }
 
-void RunRecorder::OnDroppedAtQueueHead(Seconds t, Seconds sent_s) {
+void RunRecorder::OnDroppedAtQueueHead(Seconds t, Seconds sent_s, std::string_view class_name) {
+  if (ClassRecord* c = ClassOf(class_name)) {
+    ++c->summary.dropped;
+  }
   ++s_.dropped_at_queue_head;
   ++Point(t).rejected;
   if (PhaseSummary* p = PhaseOf(sent_s)) {
@@ -90,25 +115,40 @@ bool RunRecorder::IsGood(const RequestOutcome& o) const {
   return true;
 }
 
-void RunRecorder::OnRequestDone(const RequestOutcome& o) {
+void RunRecorder::OnRequestDone(const RequestOutcome& o, std::string_view class_name) {
   PhaseSummary* phase = PhaseOf(o.sent_s);
+  ClassRecord* cls = ClassOf(class_name);
   if (o.first_token_s != kNever) {
     ttft_.push_back(o.first_token_s - o.sent_s);
     if (phase != nullptr) {
       phase_ttft_[static_cast<std::size_t>(phase - s_.phases.data())].push_back(ttft_.back());
     }
+    if (cls != nullptr) {
+      cls->ttft.push_back(ttft_.back());
+    }
   }
   switch (o.kind) {
     case RequestOutcome::Kind::kAbandoned:
       ++s_.abandoned_after_admission;
+      if (cls != nullptr) {
+        ++cls->summary.abandoned;
+      }
       return;
     case RequestOutcome::Kind::kFailed:
       ++s_.failed;
+      if (cls != nullptr) {
+        ++cls->summary.failed;
+      }
       return;
     case RequestOutcome::Kind::kCompleted:
       break;
   }
   ++s_.completed;
+  const bool good = IsGood(o);
+  if (cls != nullptr) {
+    ++cls->summary.completed;
+    cls->summary.good += good ? 1 : 0;
+  }
   TimeseriesPoint& point = Point(o.finished_s);
   ++point.completed;
   const double e2e = o.finished_s - o.sent_s;
@@ -116,7 +156,7 @@ void RunRecorder::OnRequestDone(const RequestOutcome& o) {
   if (o.output_tokens > 1 && o.first_token_s != kNever) {
     tpot_.push_back((e2e - (o.first_token_s - o.sent_s)) / (o.output_tokens - 1));
   }
-  if (IsGood(o)) {
+  if (good) {
     ++s_.good;
     ++point.good;
     if (phase != nullptr) {
@@ -162,6 +202,10 @@ RunSummary RunRecorder::Finish(double duration_s, double makespan_s) {
     const double len = p.end_s - p.start_s;
     p.goodput_rps = len > 0 ? p.good / len : 0;
     p.ttft_s = Summarize(phase_ttft_[i]);
+  }
+  for (auto& [name, c] : classes_) {
+    c.summary.ttft_s = Summarize(c.ttft);
+    s_.classes[name] = c.summary;
   }
   return s_;
 }

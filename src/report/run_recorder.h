@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,15 +44,17 @@ class RunRecorder {
 
   RunRecorder(GoodputSlo slo, std::vector<Phase> phases);
 
-  void OnOffered(Seconds t, bool first_attempt);
-  void OnAdmitted(Seconds t, Seconds sent_s, bool degraded);
-  /// A refusal at the door, or an admitted request dropped at the queue head (sent_s tells
-  /// which phase it belongs to).
-  void OnRejected(Seconds t, Seconds sent_s, int http_status, std::string_view reason);
+  // `class_name` (the scenario's class of the request) feeds RunSummary::classes; empty
+  // leaves the event out of the per-class counts.
+  void OnOffered(Seconds t, bool first_attempt, std::string_view class_name = {});
+  void OnAdmitted(Seconds t, Seconds sent_s, bool degraded, std::string_view class_name = {});
+  /// A refusal at the door (sent_s tells which phase it belongs to).
+  void OnRejected(Seconds t, Seconds sent_s, int http_status, std::string_view reason,
+                  std::string_view class_name = {});
   /// An admitted request dropped at the queue head after its ingress deadline.
-  void OnDroppedAtQueueHead(Seconds t, Seconds sent_s);
+  void OnDroppedAtQueueHead(Seconds t, Seconds sent_s, std::string_view class_name = {});
   void OnInterTokenGap(Seconds gap_s) { itl_.Add(gap_s); }
-  void OnRequestDone(const RequestOutcome& outcome);
+  void OnRequestDone(const RequestOutcome& outcome, std::string_view class_name = {});
   /// Engine-side timing of a request that got its first token: queue and prefill time.
   void OnEngineTiming(Seconds queue_s, Seconds prefill_s) {
     queue_time_.push_back(queue_s);
@@ -73,6 +77,12 @@ class RunRecorder {
  private:
   TimeseriesPoint& Point(Seconds t);
   PhaseSummary* PhaseOf(Seconds sent_s);
+  struct ClassRecord {
+    ClassSummary summary;
+    std::vector<double> ttft;
+  };
+  /// The record of `class_name`, or nullptr when it is empty.
+  ClassRecord* ClassOf(std::string_view class_name);
 
   GoodputSlo slo_;
   RunSummary s_;
@@ -82,6 +92,7 @@ class RunRecorder {
   std::vector<double> queue_time_;
   std::vector<double> prefill_time_;
   std::vector<std::vector<double>> phase_ttft_;
+  std::map<std::string, ClassRecord, std::less<>> classes_;
   LogHistogram itl_;
 };
 

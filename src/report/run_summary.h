@@ -38,6 +38,20 @@ struct PhaseSummary {
   Percentiles ttft_s;      ///< of requests sent in the phase that got a first token
 };
 
+/// One request class (the scenario's `classes[].name`), attributed by each attempt's class.
+/// Lets a run show who was served: short vs long prompts, interactive vs batch.
+struct ClassSummary {
+  std::int64_t offered = 0;  ///< attempts, retries included
+  std::int64_t admitted = 0;
+  std::int64_t rejected = 0;  ///< refused at the door
+  std::int64_t dropped = 0;   ///< admitted, then dropped at the queue head
+  std::int64_t completed = 0;
+  std::int64_t good = 0;
+  std::int64_t abandoned = 0;  ///< admitted; the client gave up first
+  std::int64_t failed = 0;
+  Percentiles ttft_s;  ///< attempts of the class that got a first token
+};
+
 struct ObjectiveResult {
   std::string name;  ///< e.g. "e2e_p99_s"
   double target = 0;
@@ -60,8 +74,7 @@ struct RunSummary {
   std::int64_t offered = 0;         ///< attempts, retries included
   std::int64_t first_attempts = 0;  ///< logical requests
   std::int64_t retries = 0;
-  std::int64_t admitted =
-      0;  ///< accepted into the engine's queue  ///< accepted into the engine's queue
+  std::int64_t admitted = 0;        ///< accepted into the engine's queue
   std::int64_t degraded = 0;        ///< admitted with max_tokens clamped
   std::int64_t rejected_total = 0;  ///< refused at the door: offered = admitted + rejected
   std::map<std::string, std::int64_t> rejected_by_status;  ///< "429", "503", "400", ...
@@ -103,6 +116,7 @@ struct RunSummary {
 
   std::vector<ObjectiveResult> objectives;
   std::vector<PhaseSummary> phases;
+  std::map<std::string, ClassSummary> classes;  ///< by class name; empty for trace replays
   std::vector<TimeseriesPoint> timeseries;
 };
 

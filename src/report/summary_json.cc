@@ -12,6 +12,22 @@ json::object PercentilesJson(const Percentiles& p) {
           {"mean", p.mean}, {"max", p.max}, {"count", p.count}};
 }
 
+json::object ClassesJson(const std::map<std::string, ClassSummary>& classes) {
+  json::object out;
+  for (const auto& [name, c] : classes) {
+    out[name] = json::object{{"offered", c.offered},
+                             {"admitted", c.admitted},
+                             {"rejected", c.rejected},
+                             {"dropped", c.dropped},
+                             {"completed", c.completed},
+                             {"good", c.good},
+                             {"abandoned", c.abandoned},
+                             {"failed", c.failed},
+                             {"ttft_s", PercentilesJson(c.ttft_s)}};
+  }
+  return out;
+}
+
 json::object CountsJson(const std::map<std::string, std::int64_t>& counts) {
   json::object o;
   for (const auto& [k, v] : counts) {
@@ -104,6 +120,7 @@ json::object ToValue(const RunSummary& s) {
   }
   o["objectives"] = std::move(objectives);
   o["phases"] = PhasesJson(s.phases);
+  o["classes"] = ClassesJson(s.classes);
   o["timeseries"] = TimeseriesJson(s.timeseries);
   return o;
 }

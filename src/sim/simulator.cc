@@ -67,6 +67,14 @@ class Sim {
   void Push(Seconds t, EventType type, std::uint32_t target) {
     heap_.push(Event{t, next_seq_++, type, target});
   }
+  /// The scenario class of an arrival or attempt (empty for trace records).
+  std::string_view ClassName(const Arrival& a) const {
+    return a.class_index >= 0 ? std::string_view(sc_.classes[a.class_index].name)
+                              : std::string_view();
+  }
+  std::string_view ClassOf(const Attempt& a) const {
+    return ClassName(arrivals_[logical_[a.logical].arrival]);
+  }
   void SendAttempt(std::uint32_t logical, Seconds now);
   void OnRejected(std::uint32_t logical, Seconds now, int status, std::string_view reason,
                   Seconds retry_after_s);
@@ -163,7 +171,7 @@ std::uint32_t Sim::PickReplica() const {
 void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   Logical& l = logical_[logical];
   const Arrival& a = arrivals_[l.arrival];
-  recorder_.OnOffered(now, l.attempts == 0);
+  recorder_.OnOffered(now, l.attempts == 0, ClassName(a));
   ++l.attempts;
   if (a.prompt_tokens + a.output_tokens > rc_.profile.max_model_len) {
     // The server refuses it before any engine work (400 context_length_exceeded).
@@ -184,7 +192,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   rep.admission->OnAdmitted(req, d);
   const auto id = static_cast<std::uint32_t>(attempts_.size());
   attempts_.push_back(Attempt{logical, r, now});
-  recorder_.OnAdmitted(now, now, d.verdict == Verdict::kDegrade);
+  recorder_.OnAdmitted(now, now, d.verdict == Verdict::kDegrade, ClassName(a));
   RequestSpec spec;
   spec.id = id;
   spec.prompt_tokens = a.prompt_tokens;
@@ -205,7 +213,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
 
 void Sim::OnRejected(std::uint32_t logical, Seconds now, int status, std::string_view reason,
                      Seconds retry_after_s) {
-  recorder_.OnRejected(now, now, status, reason);
+  recorder_.OnRejected(now, now, status, reason, ClassName(arrivals_[logical_[logical].arrival]));
   if (status != 400) {  // a request that is too long stays too long
     MaybeRetry(logical, now, retry_after_s);
   }
@@ -312,7 +320,8 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions
           a.done = true;
           a.completed = true;
           recorder_.OnRequestDone(
-              {RequestOutcome::Kind::kCompleted, a.sent_s, a.first_token_s, now, a.tokens});
+              {RequestOutcome::Kind::kCompleted, a.sent_s, a.first_token_s, now, a.tokens},
+              ClassOf(a));
         }
         break;
       case FinishReason::kDeadline: {
@@ -320,7 +329,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions
           a.done = true;
           const Seconds w =
               replicas_[r].admission->QueueDelayEstimate(replicas_[r].scheduler->stats());
-          recorder_.OnDroppedAtQueueHead(now, a.sent_s);
+          recorder_.OnDroppedAtQueueHead(now, a.sent_s, ClassOf(a));
           MaybeRetry(a.logical, now, std::isfinite(w) ? std::max(1.0, std::ceil(w)) : 1.0);
         }
         break;
@@ -330,7 +339,8 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions
         if (!a.done) {
           a.done = true;
           recorder_.OnRequestDone(
-              {RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens});
+              {RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens},
+              ClassOf(a));
         }
         break;
       default:
@@ -344,7 +354,7 @@ void Sim::Abandon(std::uint32_t id, Seconds now) {
   a.done = true;
   a.gone_s = now;
   recorder_.OnRequestDone(
-      {RequestOutcome::Kind::kAbandoned, a.sent_s, a.first_token_s, now, a.tokens});
+      {RequestOutcome::Kind::kAbandoned, a.sent_s, a.first_token_s, now, a.tokens}, ClassOf(a));
   if (rc_.propagate_cancellation) {
     replicas_[a.replica].scheduler->Abort(id);
     StartStep(a.replica, now);

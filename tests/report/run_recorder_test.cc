@@ -110,5 +110,39 @@ TEST(CompareTableTest, OneColumnPerRun) {
   EXPECT_NE(table.find("wasted engine s"), std::string::npos);
 }
 
+TEST(RunRecorderTest, PerClassCountsAndTtftFollowEachAttemptsClass) {
+  RunRecorder r(GoodputSlo{1.0, std::nullopt, std::nullopt}, {});
+  r.OnOffered(1.0, true, "chat");
+  r.OnOffered(2.0, true, "chat");
+  r.OnOffered(3.0, true, "document");
+  r.OnOffered(4.0, true, "document");
+  r.OnOffered(5.0, true);  // no class: counted only in the totals
+  r.OnAdmitted(1.0, 1.0, false, "chat");
+  r.OnAdmitted(2.0, 2.0, false, "chat");
+  r.OnAdmitted(3.0, 3.0, false, "document");
+  r.OnRejected(4.0, 4.0, 429, "queue_delay_exceeded", "document");
+  r.OnRequestDone(Completed(1.0, 1.5, 3.0, 4), "chat");  // TTFT 0.5: good
+  r.OnRequestDone(Completed(2.0, 3.5, 5.0, 4), "chat");  // TTFT 1.5: completed, not good
+  r.OnDroppedAtQueueHead(4.0, 3.0, "document");
+  const RunSummary s = r.Finish(10.0, 10.0);
+
+  ASSERT_EQ(s.classes.size(), 2u);
+  const ClassSummary& chat = s.classes.at("chat");
+  EXPECT_EQ(chat.offered, 2);
+  EXPECT_EQ(chat.admitted, 2);
+  EXPECT_EQ(chat.completed, 2);
+  EXPECT_EQ(chat.good, 1);
+  EXPECT_EQ(chat.ttft_s.count, 2);
+  EXPECT_DOUBLE_EQ(chat.ttft_s.max, 1.5);
+  const ClassSummary& document = s.classes.at("document");
+  EXPECT_EQ(document.offered, 2);
+  EXPECT_EQ(document.admitted, 1);
+  EXPECT_EQ(document.rejected, 1);
+  EXPECT_EQ(document.dropped, 1);
+  EXPECT_EQ(document.completed, 0);
+  EXPECT_EQ(document.ttft_s.count, 0);
+  EXPECT_EQ(s.offered, 5);
+}
+
 }  // namespace
 }  // namespace spillway
