@@ -15,10 +15,12 @@ constexpr std::string_view kDefaultTenant = "default";
 /// Picks a class index with one uniform draw over the cumulative normalised shares.
 class ClassPicker {
  public:
-  explicit ClassPicker(const std::vector<RequestClass>& classes) {
+  /// Picks by the classes' shares, or by `mix` (one share per class) when it is not empty.
+  explicit ClassPicker(const std::vector<RequestClass>& classes,
+                       const std::vector<double>& mix = {}) {
     double total = 0;
-    for (const RequestClass& c : classes) {
-      total += std::max(c.share, 0.0);
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      total += std::max(mix.empty() ? classes[i].share : mix[i], 0.0);
       cumulative_.push_back(total);
     }
     for (double& c : cumulative_) {
@@ -41,7 +43,7 @@ class ClassPicker {
 /// The process as a list of Poisson segments (a kPoisson process is one step).
 std::vector<RateStep> Segments(const ArrivalProcess& arrival) {
   if (arrival.kind == ArrivalProcess::Kind::kPoisson) {
-    return {RateStep{arrival.rate_rps, arrival.duration_s}};
+    return {RateStep{arrival.rate_rps, arrival.duration_s, {}}};
   }
   return arrival.steps;
 }
@@ -70,12 +72,25 @@ std::vector<Seconds> PoissonTimes(const std::vector<RateStep>& segments, Rng& rn
 }
 
 std::vector<Arrival> GenerateSynthetic(const Scenario& scenario, Rng& time_rng, Rng& shape_rng) {
-  const std::vector<Seconds> times = PoissonTimes(Segments(scenario.arrival), time_rng);
-  const ClassPicker picker(scenario.classes);
+  const std::vector<RateStep> segments = Segments(scenario.arrival);
+  const std::vector<Seconds> times = PoissonTimes(segments, time_rng);
+  // One picker per segment (a step's `mix` overrides the class shares while it lasts).
+  std::vector<ClassPicker> pickers;
+  std::vector<Seconds> segment_end_s;
+  Seconds end_s = 0;
+  for (const RateStep& step : segments) {
+    pickers.emplace_back(scenario.classes, step.mix);
+    end_s += step.duration_s;
+    segment_end_s.push_back(end_s);
+  }
   std::vector<Arrival> arrivals;
   arrivals.reserve(times.size());
+  std::size_t segment = 0;
   for (const Seconds t : times) {
-    const std::int32_t index = picker.Pick(shape_rng);
+    while (segment + 1 < segment_end_s.size() && t >= segment_end_s[segment]) {
+      ++segment;
+    }
+    const std::int32_t index = pickers[segment].Pick(shape_rng);
     const RequestClass& c = scenario.classes[static_cast<std::size_t>(index)];
     Arrival a;
     a.time_s = t;

@@ -39,6 +39,9 @@ struct RequestClass {
 struct RateStep {
   double rate_rps = 0;
   Seconds duration_s = 0;
+  /// The class mix during this step: mix[i] is the share of classes[i] (0 = none of it).
+  /// Empty: the classes' own shares. From the step's `mix: {class: share, ...}`.
+  std::vector<double> mix;
 };
 
 enum class TraceFormat : std::uint8_t { kAzureCsv, kMooncakeJsonl };

@@ -119,7 +119,7 @@ void ParseSteps(const Field& f, ArrivalProcess* a) {
     if (!s.is_map()) {
       s.Fail("must be a map {rate, duration_s}");
     }
-    s.RequireKnownKeys({"rate", "duration_s"});
+    s.RequireKnownKeys({"rate", "duration_s", "mix"});
     RateStep step;
     step.rate_rps = RequiredPositive(s, "rate");
     step.duration_s = RequiredPositive(s, "duration_s");
@@ -385,6 +385,42 @@ void CheckCrossFields(const Field& root, const Scenario& s) {
   }
 }
 
+/// Reads each step's optional `mix: {class name: share}` once the classes are known: every
+/// name must be a class, shares >= 0, and at least one positive. Classes not named get 0.
+void ParseStepMixes(const Field& arrival, const std::vector<RequestClass>& classes,
+                    ArrivalProcess* a) {
+  if (a->kind != ArrivalProcess::Kind::kSteps) {
+    return;
+  }
+  const std::vector<Field> steps = arrival["steps"].Items();
+  for (std::size_t i = 0; i < steps.size() && i < a->steps.size(); ++i) {
+    const Field mix = steps[i]["mix"];
+    if (!mix.present()) {
+      continue;
+    }
+    if (!mix.is_map()) {
+      mix.Fail("must be a map {class name: share}");
+    }
+    std::vector<std::string> names;
+    for (const RequestClass& c : classes) {
+      names.push_back(c.name);
+    }
+    mix.RequireKnownKeys(names);
+    std::vector<double> shares(classes.size(), 0.0);
+    double total = 0;
+    for (std::size_t c = 0; c < classes.size(); ++c) {
+      if (const std::optional<double> share = OptNonNegative(mix[classes[c].name])) {
+        shares[c] = *share;
+        total += *share;
+      }
+    }
+    if (total <= 0) {
+      mix.Fail("needs at least one class with a share > 0");
+    }
+    a->steps[i].mix = std::move(shares);
+  }
+}
+
 Scenario ParseScenario(const Field& root, const std::string& file, const std::string& base_dir) {
   if (!root.is_map()) {
     root.Fail("a scenario must be a YAML map");
@@ -397,6 +433,7 @@ Scenario ParseScenario(const Field& root, const std::string& file, const std::st
   s.seed = static_cast<std::uint64_t>(OptIntIn(root["seed"], 0, kInt64Max).value_or(1));
   s.arrival = ParseArrival(Required(root, "arrival"), base_dir);
   s.classes = ParseClasses(root, s.arrival.kind == ArrivalProcess::Kind::kTrace);
+  ParseStepMixes(root["arrival"], s.classes, &s.arrival);
   s.client = ParseClient(root["client"]);
   s.slo = ParseSlo(root["slo"]);
   s.objectives = ParseObjectives(root["objectives"]);

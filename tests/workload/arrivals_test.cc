@@ -89,7 +89,7 @@ TEST(ArrivalsTest, PoissonCountAndInterArrivalStatistics) {
 TEST(ArrivalsTest, StepsHaveTheirRateInEachSegment) {
   Scenario s = PoissonScenario(0, 0);
   s.arrival.kind = ArrivalProcess::Kind::kSteps;
-  s.arrival.steps = {{50, 100}, {200, 100}, {50, 100}};
+  s.arrival.steps = {{50, 100, {}}, {200, 100, {}}, {50, 100, {}}};
   EXPECT_DOUBLE_EQ(s.ArrivalSpan(), 300);
   const std::vector<Arrival> arrivals = GenerateArrivals(s, 3);
   ExpectSortedWithin(arrivals, 300);
