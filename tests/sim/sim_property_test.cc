@@ -17,7 +17,7 @@ Scenario RandomScenario(Rng& rng) {
   sc.arrival.kind = ArrivalProcess::Kind::kSteps;
   const int steps = static_cast<int>(rng.UniformInt(1, 3));
   for (int i = 0; i < steps; ++i) {
-    sc.arrival.steps.push_back({rng.Uniform(1, 40), rng.Uniform(2, 10)});
+    sc.arrival.steps.push_back({rng.Uniform(1, 40), rng.Uniform(2, 10), {}});
   }
   const int classes = static_cast<int>(rng.UniformInt(1, 3));
   for (int i = 0; i < classes; ++i) {
