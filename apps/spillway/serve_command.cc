@@ -74,6 +74,8 @@ void AddFlags(CLI::App* cmd, ServeArgs* a) {
                "Context length (default: the profile's)");
   Flag(cmd, a, "--default-max-tokens", &C::default_max_tokens, "max_tokens when none is given");
   Flag(cmd, a, "--max-preemptions", &C::max_preemptions, "Per-request cap (0 = none)");
+  Flag(cmd, a, "--long-prefill-token-threshold", &C::long_prefill_token_threshold,
+       "Prompt tokens of one request per step (0 = no cap)");
   Flag(cmd, a, "--priority-aging-s", &C::priority_aging_s, "Seconds of wait worth one class");
   Flag(cmd, a, "--ttft-slo-s", &C::ttft_slo_s, "TTFT SLO (predictive admission)");
   Flag(cmd, a, "--tpot-slo-s", &C::tpot_slo_s, "TPOT SLO (batch budgets)");

@@ -110,6 +110,7 @@ const StepPlan& Scheduler::Step(Seconds now, StepEvents* events) {
   ApplyPendingFinishes(events);
   DropExpiredAtHead(now, events);
   budget_tokens_ = config_.max_num_batched_tokens;
+  long_prefills_planned_ = 0;
   bool preempted_any = false;
   ScheduleRunning(now, events, &preempted_any);
   if (!preempted_any) {
@@ -181,11 +182,26 @@ void Scheduler::Preempt(std::size_t index, StepEvents* events) {
   EnqueueWaiting(r);
 }
 
+bool Scheduler::IsLongPrefill(const Request& r) const {
+  const std::int32_t cap = config_.long_prefill_token_threshold;
+  return config_.enable_chunked_prefill && cap > 0 && r.spec.prompt_tokens > cap && r.in_prefill();
+}
+
+std::int64_t Scheduler::CapLongPrefill(std::int64_t num_new) const {
+  const std::int32_t cap = config_.long_prefill_token_threshold;
+  return config_.enable_chunked_prefill && cap > 0 && num_new > cap ? cap : num_new;
+}
+
 void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted_any) {
   std::size_t i = 0;
   while (i < running_.size() && budget_tokens_ > 0) {
     Request* r = running_[i];
-    std::int64_t num_new = r->num_tokens() - r->num_computed_tokens;
+    const bool long_prefill = IsLongPrefill(*r);
+    if (long_prefill && long_prefills_planned_ >= config_.max_long_partial_prefills) {
+      ++i;  // another long prompt has this step's long-prefill slot
+      continue;
+    }
+    std::int64_t num_new = CapLongPrefill(r->num_tokens() - r->num_computed_tokens);
     if (num_new > budget_tokens_) {
       if (!config_.enable_chunked_prefill) {
         ++i;
@@ -211,6 +227,7 @@ void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted
     if (self_preempted) {
       continue;  // running_[i] is now the next request
     }
+    long_prefills_planned_ += long_prefill ? 1 : 0;
     Plan(r, static_cast<std::int32_t>(num_new), now);
     ++i;
   }
@@ -237,12 +254,13 @@ bool Scheduler::NeverFits(const Request& r) const {
 }
 
 void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
-  while (!waiting_.empty() && budget_tokens_ > 0 &&
+  auto it = waiting_.begin();
+  while (it != waiting_.end() && budget_tokens_ > 0 &&
          static_cast<std::int32_t>(running_.size()) < config_.max_num_seqs) {
-    Request* r = &requests_.find(waiting_.begin()->second)->second;
+    Request* r = &requests_.find(it->second)->second;
     const std::int64_t tokens = r->num_tokens() - r->num_computed_tokens;
     if (Expired(*r, now)) {
-      waiting_.erase(waiting_.begin());
+      it = waiting_.erase(it);
       waiting_prompt_tokens_ -= tokens;
       Retire(r, FinishReason::kDeadline, now, events);
       continue;
@@ -250,13 +268,18 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
     if (NeverFits(*r)) {
       // Waiting would wedge the queue: fail it now (a recompute that outgrew the step, or a
       // prompt longer than the engine can ever hold).
-      waiting_.erase(waiting_.begin());
+      it = waiting_.erase(it);
       waiting_prompt_tokens_ -= tokens;
       Retire(r, r->num_preemptions > 0 ? FinishReason::kPreemptionLimit : FinishReason::kRejected,
              now, events);
       continue;
     }
-    std::int64_t num_new = tokens;
+    const bool long_prefill = IsLongPrefill(*r);
+    if (long_prefill && long_prefills_planned_ >= config_.max_long_partial_prefills) {
+      ++it;  // the long-prefill slot is taken this step: schedule the requests behind it
+      continue;
+    }
+    std::int64_t num_new = CapLongPrefill(tokens);
     if (num_new > budget_tokens_) {
       if (!config_.enable_chunked_prefill) {
         break;
@@ -266,7 +289,8 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
     if (!blocks_->Grow(r->spec.id, r->blocks, r->num_computed_tokens + num_new)) {
       break;
     }
-    waiting_.erase(waiting_.begin());
+    long_prefills_planned_ += long_prefill ? 1 : 0;
+    it = waiting_.erase(it);
     waiting_prompt_tokens_ -= tokens;
     r->state = RequestState::kRunning;
     running_.push_back(r);

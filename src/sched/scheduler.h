@@ -45,6 +45,14 @@ struct SchedulerConfig {
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
   Seconds priority_aging_s = 10.0;   ///< seconds of waiting worth one priority class
   std::int32_t max_preemptions = 0;  ///< per request; 0 = unlimited, else fail fast beyond it
+  /// vLLM's long_prefill_token_threshold: with chunked prefill, at most this many prompt
+  /// tokens of one request per step, so a long prompt cannot take the whole token budget and
+  /// short prompts behind it still start (no head-of-line blocking). 0 = no cap.
+  std::int32_t long_prefill_token_threshold = 0;
+  /// vLLM's max_long_partial_prefills: with long_prefill_token_threshold set, at most this
+  /// many requests whose prompt exceeds the threshold prefill in one step; waiting requests
+  /// behind a long prompt that must wait are scheduled past it.
+  std::int32_t max_long_partial_prefills = 1;
 };
 
 /// One output token, as reported by OnStepDone.
@@ -119,6 +127,10 @@ class Scheduler {
 
   double QueueKey(const RequestSpec& spec) const;
   void ApplyPendingFinishes(StepEvents* events);
+  /// `num_new` prompt tokens capped at long_prefill_token_threshold (with chunked prefill).
+  std::int64_t CapLongPrefill(std::int64_t num_new) const;
+  /// True when `r` is prefilling a prompt longer than long_prefill_token_threshold (> 0).
+  bool IsLongPrefill(const Request& r) const;
   void ScheduleRunning(Seconds now, StepEvents* events, bool* preempted_any);
   void ScheduleWaiting(Seconds now, StepEvents* events);
   /// Index in running_ of the request to preempt: lowest priority, then latest arrival.
@@ -151,6 +163,7 @@ class Scheduler {
   std::vector<Request*> planned_;  // parallel to plan_.seqs
   StepPlan plan_;
   std::int32_t budget_tokens_ = 0;
+  std::int32_t long_prefills_planned_ = 0;  // this step (max_long_partial_prefills)
   std::int64_t waiting_prompt_tokens_ = 0;
   std::int64_t running_prefill_tokens_ = 0;  // unfinished prefill of running requests
   std::int64_t num_preemptions_total_ = 0;

@@ -33,6 +33,7 @@ EngineOptions ResolveEngine(const ServerConfig& c) {
   s.policy = c.scheduling;
   s.priority_aging_s = c.priority_aging_s;
   s.max_preemptions = c.max_preemptions;
+  s.long_prefill_token_threshold = c.long_prefill_token_threshold;
   if (c.slo_budgets) {
     const SloBudgets b =
         DeriveSloBudgets(cost, kSloBudgetHeadroom * c.tpot_slo_s, c.slo_budget_context_tokens);

@@ -51,8 +51,9 @@ void LoadListener(const Field& s, ServerConfig* c) {
 void LoadEngine(const Field& e, ServerConfig* c) {
   e.RequireKnownKeys({"model", "profile", "profile_dir", "max_num_seqs", "max_num_batched_tokens",
                       "slo_budgets", "slo_budget_context_tokens", "enable_chunked_prefill",
-                      "scheduling", "priority_aging_s", "max_preemptions", "num_gpu_blocks",
-                      "max_model_len", "default_max_tokens", "propagate_cancellation"});
+                      "scheduling", "priority_aging_s", "max_preemptions",
+                      "long_prefill_token_threshold", "num_gpu_blocks", "max_model_len",
+                      "default_max_tokens", "propagate_cancellation"});
   c->model = e["model"].String(c->model);
   c->profile = e["profile"].String(c->profile);
   c->profile_dir = e["profile_dir"].String(c->profile_dir);
@@ -70,6 +71,7 @@ void LoadEngine(const Field& e, ServerConfig* c) {
   }
   ReadPositive(e["priority_aging_s"], &c->priority_aging_s);
   ReadInt(e["max_preemptions"], &c->max_preemptions, 0, 1 << 20);
+  ReadInt(e["long_prefill_token_threshold"], &c->long_prefill_token_threshold, 0, 1 << 20);
   ReadOptionalInt(e["num_gpu_blocks"], &c->num_gpu_blocks, 1, 1 << 30);
   ReadOptionalInt(e["max_model_len"], &c->max_model_len, 1, 1 << 24);
   ReadInt(e["default_max_tokens"], &c->default_max_tokens, 1, 1 << 24);
@@ -179,6 +181,7 @@ void ValidateServerConfig(const ServerConfig& c, const std::string& origin) {
   at_least("engine.max_model_len", c.max_model_len.value_or(1), 1);
   at_least("engine.default_max_tokens", c.default_max_tokens, 1);
   at_least("engine.max_preemptions", c.max_preemptions, 0);
+  at_least("engine.long_prefill_token_threshold", c.long_prefill_token_threshold, 0);
   at_least("admission.max_num_queued_reqs", c.max_num_queued_reqs, 0);
   at_least("admission.max_num_queued_tokens", c.max_num_queued_tokens, 0);
   at_least("admission.degrade_max_tokens", c.degrade_max_tokens, 0);

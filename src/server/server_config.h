@@ -44,6 +44,7 @@ struct ServerConfig {
   SchedulingPolicy scheduling = SchedulingPolicy::kFcfs;
   double priority_aging_s = 10;
   std::int32_t max_preemptions = 0;
+  std::int32_t long_prefill_token_threshold = 0;  ///< vLLM's; 0 = no per-request chunk cap
   std::optional<std::int32_t> num_gpu_blocks;
   std::optional<std::int32_t> max_model_len;  ///< default: the profile's
   /// max_tokens when a request gives none (clamped to the context). 64 tokens at the seed

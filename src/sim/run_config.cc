@@ -30,6 +30,9 @@ SchedulerConfig ResolveScheduler(const Scenario& sc, const RunOverrides& o, RunC
   if (e.max_preemptions) {
     s.max_preemptions = *e.max_preemptions;
   }
+  if (e.long_prefill_token_threshold) {
+    s.long_prefill_token_threshold = *e.long_prefill_token_threshold;
+  }
   if (rc->slo_budgets) {
     s.max_num_seqs = rc->slo_budgets->max_num_seqs;
     s.max_num_batched_tokens = rc->slo_budgets->max_num_batched_tokens;

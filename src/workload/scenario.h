@@ -103,6 +103,7 @@ struct ScenarioEngine {
   std::optional<std::string> scheduling;  ///< "fcfs" or "priority"
   std::optional<Seconds> priority_aging_s;
   std::optional<std::int32_t> max_preemptions;
+  std::optional<std::int32_t> long_prefill_token_threshold;
   std::optional<std::int32_t> num_gpu_blocks;
   std::optional<bool> propagate_cancellation;
 };

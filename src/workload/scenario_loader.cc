@@ -314,8 +314,8 @@ std::optional<std::int32_t> OptInt32(const Field& f, std::int64_t lo) {
 ScenarioEngine ParseEngine(const Field& f) {
   f.RequireKnownKeys({"profile", "max_num_seqs", "max_num_batched_tokens", "slo_budgets",
                       "slo_budget_context_tokens", "enable_chunked_prefill", "scheduling",
-                      "priority_aging_s", "max_preemptions", "num_gpu_blocks",
-                      "propagate_cancellation"});
+                      "priority_aging_s", "max_preemptions", "long_prefill_token_threshold",
+                      "num_gpu_blocks", "propagate_cancellation"});
   ScenarioEngine e;
   if (f["profile"].present()) {
     e.profile = NonEmptyString(f["profile"]);
@@ -330,6 +330,7 @@ ScenarioEngine ParseEngine(const Field& f) {
   }
   e.priority_aging_s = OptPositive(f["priority_aging_s"]);
   e.max_preemptions = OptInt32(f["max_preemptions"], 0);
+  e.long_prefill_token_threshold = OptInt32(f["long_prefill_token_threshold"], 0);
   e.num_gpu_blocks = OptInt32(f["num_gpu_blocks"], 1);
   e.propagate_cancellation = OptBool(f["propagate_cancellation"]);
   return e;
