@@ -351,6 +351,7 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   if (d.verdict == Verdict::kDegrade) {
     g.headers.emplace_back("X-Degraded", fmt::format("max_tokens={}", d.max_output_tokens));
   }
+  g.headers.emplace_back("X-Priority-Class", std::to_string(priority));  // the class applied
   g.meta.endpoint = req.endpoint;
   g.meta.id = fmt::format("{}-{:016x}", chat ? "chatcmpl" : "cmpl", next_response_id_++);
   g.meta.created_s = std::time(nullptr);

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "common/temp_dir.h"
 #include "common/http_client.h"
 #include "common/server_fixture.h"
+#include "common/temp_dir.h"
 
 namespace spillway {
 namespace {
@@ -42,7 +42,10 @@ class RateLimitTest : public server_test::ServerFixture {
                                           "    rate_rps: 1\n"
                                           "    burst: 2\n"
                                           "  - key: test-key-b\n"
-                                          "    tenant: b\n");
+                                          "    tenant: b\n"
+                                          "  - key: test-key-c\n"
+                                          "    tenant: c\n"
+                                          "    max_priority: 1\n");
     return {"--config", config};
   }
 
@@ -105,6 +108,25 @@ TEST_F(RateLimitTest, UnlimitedTenantIsServedWhileLimitedTenantIsRejected) {
     const HttpResponse r = Complete(kKeyB);
     EXPECT_EQ(r.status, 200) << "tenant b request " << i << ": " << r.error << r.body;
   }
+}
+
+TEST_F(RateLimitTest, PriorityClassIsHonouredOnlyDownToTheKeysHighestClass) {
+  const HeaderList key_c = {{"Authorization", "bearer test-key-c"}};  // scheme in any case
+  auto applied = [&](const std::string& asked) {
+    HeaderList headers = key_c;
+    if (!asked.empty()) {
+      headers.emplace_back("X-Priority-Class", asked);
+    }
+    const HttpResponse r = Complete(headers);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.Header("X-Priority-Class").value_or("none");
+  };
+  EXPECT_EQ(applied(""), "1") << "no header: the key's highest class";
+  EXPECT_EQ(applied("0"), "1") << "a class more urgent than the key allows is capped";
+  EXPECT_EQ(applied("3"), "3") << "a less urgent class is honoured";
+  EXPECT_TRUE(
+      IsOpenAiError(Complete({{"Authorization", "Bearer test-key-c"}, {"X-Priority-Class", "-1"}}),
+                    400, "invalid_priority"));
 }
 
 }  // namespace
