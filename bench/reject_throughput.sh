@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Reject-path throughput of `spillway serve`: how many 429s per second the server answers end to
+# end (HTTP parse, API-key lookup, JSON parse, admission on the engine strand, error reply) on
+# keep-alive connections.
+#
+#   bench/reject_throughput.sh [SPILLWAY_BINARY]        # default $SPILLWAY, else build/spillway
+#
+# The server gets an API key whose tenant's token bucket holds 1 token refilled at 0.001/s: one
+# warm-up request spends it, and from then on every request is answered 429 rate_limited. wrk
+# then POSTs /v1/completions (bench/reject_throughput.lua) for DURATION and the script checks
+# that every response was a 429 on a kept-alive connection (no other status, no socket errors,
+# no "Connection: close"), and that /metrics counted at least as many 429s. Builds nothing.
+#
+# Environment (defaults in brackets):
+#   DURATION [10s]  CONNECTIONS [64]  WRK_THREADS [1]  SERVER_THREADS [1]
+#   PIN [1]: with >= 2 CPUs, pin the server to CPU 0 and wrk to CPU 1 (taskset), so the two do
+#            not migrate across each other's core; PIN=0 leaves placement to the kernel.
+# Prints wrk's report, the status counts and a last line "reject_throughput: N 429/s (...)".
+# Exits non-zero when the server does not start or a check fails.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${1:-${SPILLWAY:-$here/../build/spillway}}
+duration=${DURATION:-10s}
+connections=${CONNECTIONS:-64}
+wrk_threads=${WRK_THREADS:-1}
+server_threads=${SERVER_THREADS:-1}
+pin=${PIN:-1}
+key=sk-bench
+
+die() {
+  echo "reject_throughput: $*" >&2
+  exit 1
+}
+command -v wrk >/dev/null || die "wrk not found (Debian: apt-get install wrk)"
+command -v curl >/dev/null || die "curl not found"
+[ -x "$bin" ] || die "no spillway binary at '$bin' (build it, or pass its path / set SPILLWAY)"
+
+server_cpu=() client_cpu=() placement="unpinned"
+if [ "$pin" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  server_cpu=(taskset -c 0) client_cpu=(taskset -c 1) placement="server on CPU 0, wrk on CPU 1"
+fi
+
+tmp=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    for _ in $(seq 50); do
+      kill -0 "$server_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+cat >"$tmp/config.yaml" <<YAML
+server:
+  threads: $server_threads
+  max_connections: 4096
+admission:
+  policy: predictive
+timeouts:
+  drain_timeout_s: 1
+api_keys:
+  - key: $key
+    tenant: bench
+    rate_rps: 0.001
+    burst: 1
+YAML
+
+"${server_cpu[@]}" "$bin" serve --port 0 --config "$tmp/config.yaml" >"$tmp/server.log" 2>&1 &
+server_pid=$!
+port=""
+for _ in $(seq 150); do
+  port=$(sed -n 's|.*listening on http://[^ ]*:\([0-9][0-9]*\).*|\1|p' "$tmp/server.log")
+  [ -n "$port" ] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$port" ] || die "server did not start: $(cat "$tmp/server.log")"
+url="http://127.0.0.1:$port"
+
+# Spend the bucket's one token, then make sure the next request is refused as planned.
+post() {
+  curl -s -o /dev/null -w '%{http_code}' -X POST "$url/v1/completions" \
+    -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+    -d '{"prompt":[1,2,3],"max_tokens":4}'
+}
+first=$(post)
+[ "$first" = 200 ] || die "warm-up request got $first, want 200"
+probe=$(post)
+[ "$probe" = 429 ] || die "probe request got $probe, want 429"
+
+count_429() {
+  curl -s "$url/metrics" | awk '/^spillway_http_requests_total\{status="429"\}/ {print $2}'
+}
+# The server's CPU time (user + system, clock ticks) from /proc: a figure that holds up when
+# other processes share the machine, unlike requests/s.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat" 2>/dev/null || echo 0; }
+before=$(count_429)
+cpu_before=$(cpu_ticks)
+
+BENCH_KEY=$key "${client_cpu[@]}" wrk -t"$wrk_threads" -c"$connections" -d"$duration" \
+  --latency -s "$here/reject_throughput.lua" "$url/v1/completions" | tee "$tmp/wrk.out"
+
+cpu_after=$(cpu_ticks)
+after=$(count_429)
+kill -0 "$server_pid" 2>/dev/null || die "the server died during the run"
+
+# Checks on what the Lua done() printed; prints the result, or what failed.
+result=$(awk -v before="${before:-0}" -v after="${after:-0}" \
+  -v ticks="$((cpu_after - cpu_before))" -v hz="$(getconf CLK_TCK)" '
+  $1 == "status" { n[$2] += $3; if ($2 != 429) bad += $3 }
+  $1 == "closes" { closes = $2 }
+  $1 == "errors" { errs = $3 + $5 + $7 + $9 }
+  $1 == "requests" { requests = $2; seconds = $4 / 1e6 }
+  END {
+    fail = 0
+    if (requests == 0) { print "check: wrk completed no requests"; fail = 1 }
+    if (bad > 0) { print "check: " bad " responses were not 429"; fail = 1 }
+    if (n[429] != requests) { print "check: 429s " n[429] " != requests " requests; fail = 1 }
+    if (errs > 0) { print "check: " errs " socket errors (connect/read/write/timeout)"; fail = 1 }
+    if (closes > 0) { print "check: " closes " responses said Connection: close"; fail = 1 }
+    if (after - before < requests) {
+      print "check: /metrics counted " after - before " 429s, fewer than wrk saw"; fail = 1
+    }
+    if (fail) exit 1
+    cpu = ticks / hz
+    served = after - before
+    us = cpu > 0 && served > 0 ? 1e6 * cpu / served : 0
+    per_cpu_s = cpu > 0 ? served / cpu : 0
+    printf "%.0f 429/s; server CPU %.2f s, %.1f us per 429 (%.0f 429/s per CPU-second)\n",
+      requests / seconds, cpu, us, per_cpu_s
+  }' "$tmp/wrk.out" 2>&1) || die "checks failed: $result"
+
+echo "reject_throughput: $result (wrk -t$wrk_threads -c$connections" \
+  "-d$duration, keep-alive; server threads $server_threads; $placement; $(nproc) CPUs)"
