@@ -5,9 +5,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/http/chunk_encode.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include <cerrno>
 #include <chrono>
@@ -17,68 +14,113 @@ namespace {
 
 constexpr auto kWriteTimeout = std::chrono::seconds(30);
 constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
+constexpr std::string_view kCrlf = "\r\n";
+constexpr std::string_view kLastChunk = "0\r\n\r\n";
+
+asio::const_buffer Buffer(std::string_view s) { return {s.data(), s.size()}; }
+
+// Drops the first `n` bytes of `buffers`.
+void Advance(std::array<asio::const_buffer, 3>& buffers, std::size_t n) {
+  for (asio::const_buffer& b : buffers) {
+    const std::size_t take = std::min(n, b.size());
+    b += take;
+    n -= take;
+  }
+}
 
 }  // namespace
+
+HttpConnection::HttpConnection(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                               const Request& request, std::string& scratch)
+    : stream_(stream),
+      buffer_(buffer),
+      request_(request),
+      scratch_(scratch),
+      keep_alive_(request.keep_alive()) {}
 
 std::string_view HttpConnection::target() const {
   const auto t = request_.target();
   return {t.data(), t.size()};
 }
 
-asio::awaitable<bool> HttpConnection::Reply(unsigned status, std::string_view content_type,
-                                            std::string&& body, const Headers& headers) {
-  http::response<http::string_body> res{static_cast<http::status>(status), request_.version()};
-  res.set(http::field::server, "spillway");
-  res.set(http::field::content_type, content_type);
-  for (const auto& [name, value] : headers) {
-    res.set(name, value);
+asio::awaitable<bool> HttpConnection::Write(Buffers& buffers) {
+  auto& socket = stream_.socket();
+  boost::system::error_code ec;
+  if (!socket.non_blocking()) {
+    socket.non_blocking(true, ec);
   }
-  res.keep_alive(keep_alive_ && request_.keep_alive());
-  res.body() = std::move(body);
-  res.prepare_payload();
-  if (request_.method() == http::verb::head) {
-    res.body().clear();  // keep Content-Length, send no body (RFC 9110 §9.3.2)
+  if (!ec) {
+    // One gathered send; Asio's asynchronous write would try the same send first, but through
+    // a composed operation and, with a timeout, a timer per write.
+    const std::size_t n = socket.write_some(buffers, ec);
+    Advance(buffers, n);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      ec = {};
+    }
   }
-  stream_.expires_after(kWriteTimeout);
-  auto [ec, n] = co_await http::async_write(stream_, res, kUse);
-  stream_.expires_never();
+  if (!ec && asio::buffer_size(buffers) > 0) {
+    stream_.expires_after(kWriteTimeout);
+    auto [write_ec, n] = co_await asio::async_write(stream_, buffers, kUse);
+    stream_.expires_never();
+    ec = write_ec;
+  }
   if (ec) {
     keep_alive_ = false;
   }
   co_return !ec;
 }
 
+asio::awaitable<bool> HttpConnection::Reply(unsigned status, std::string_view content_type,
+                                            std::string&& body, const Headers& headers) {
+  ResponseFraming framing;
+  framing.version = request_.version() == 10 ? 10 : 11;
+  framing.content_length = body.size();
+  framing.keep_alive = keep_alive_;
+  scratch_.clear();
+  AppendResponseHead(&scratch_, status, content_type, framing, headers);
+  // HEAD: keep Content-Length, send no body (RFC 9110 §9.3.2).
+  const bool head = request_.method() == http::verb::head;
+  Buffers buffers = {Buffer(scratch_), head ? asio::const_buffer() : Buffer(body)};
+  co_return co_await Write(buffers);
+}
+
 asio::awaitable<bool> HttpConnection::StartStream(const Headers& headers) {
-  http::response<http::empty_body> res{http::status::ok, request_.version()};
-  res.set(http::field::server, "spillway");
-  res.set(http::field::content_type, "text/event-stream");
-  res.set(http::field::cache_control, "no-cache");
-  for (const auto& [name, value] : headers) {
-    res.set(name, value);
-  }
-  res.chunked(true);
-  res.keep_alive(false);
+  ResponseFraming framing;
+  framing.version = request_.version() == 10 ? 10 : 11;
+  framing.chunked = framing.version == 11;
+  framing.keep_alive = false;
+  close_delimited_ = !framing.chunked;
   keep_alive_ = false;
-  streaming_ = true;
-  http::response_serializer<http::empty_body> sr{res};
-  stream_.expires_after(kWriteTimeout);
-  auto [ec, n] = co_await http::async_write_header(stream_, sr, kUse);
-  stream_.expires_never();
-  co_return !ec;
+  Headers all = headers;
+  all.emplace(all.begin(), "Cache-Control", "no-cache");
+  scratch_.clear();
+  AppendResponseHead(&scratch_, 200, "text/event-stream", framing, all);
+  Buffers buffers = {Buffer(scratch_)};
+  co_return co_await Write(buffers);
 }
 
 asio::awaitable<bool> HttpConnection::WriteChunk(std::string_view data) {
-  stream_.expires_after(kWriteTimeout);
-  auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(data)), kUse);
-  stream_.expires_never();
-  co_return !ec;
+  if (data.empty()) {
+    co_return true;
+  }
+  if (close_delimited_) {
+    Buffers buffers = {Buffer(data)};
+    co_return co_await Write(buffers);
+  }
+  scratch_.clear();
+  AppendChunkSize(&scratch_, data.size());
+  Buffers buffers = {Buffer(scratch_), Buffer(data), Buffer(kCrlf)};
+  co_return co_await Write(buffers);
 }
 
 asio::awaitable<bool> HttpConnection::EndStream() {
-  stream_.expires_after(kWriteTimeout);
-  auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk_last(), kUse);
-  stream_.expires_never();
-  co_return !ec;
+  if (close_delimited_) {
+    boost::system::error_code ec;
+    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    co_return !ec;
+  }
+  Buffers buffers = {Buffer(kLastChunk)};
+  co_return co_await Write(buffers);
 }
 
 asio::awaitable<bool> HttpConnection::WaitClientGone() {

@@ -1,9 +1,15 @@
 #pragma once
-// One accepted HTTP/1.1 connection as the request handlers see it: the parsed request, and
-// awaitable operations to reply, to stream a chunked response (SSE), and to notice that the
-// client went away. Boost.Beast stays behind this header's .cc for everything but the types.
+// One accepted HTTP/1.x connection as the request handlers see it: the parsed request, and
+// awaitable operations to reply, to stream a response (SSE), and to notice that the client
+// went away. Boost.Beast stays behind this header's .cc for everything but the types.
+//
+// Writes go out without waiting when the socket's send buffer has room (the usual case for a
+// reply of a few hundred bytes) and fall back to an asynchronous write under a 30 s timeout
+// otherwise. HTTP/1.0 clients get no chunked encoding: a stream to them is ended by closing.
 
+#include <array>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -11,8 +17,8 @@
 #include <boost/beast/http/string_body.hpp>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
+
+#include "net/response_head.h"
 
 namespace spillway::net {
 
@@ -21,29 +27,39 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 
 using Request = http::request<http::string_body>;
-using Headers = std::vector<std::pair<std::string, std::string>>;
 
 class HttpConnection {
  public:
-  HttpConnection(beast::tcp_stream& stream, beast::flat_buffer& buffer, const Request& request)
-      : stream_(stream), buffer_(buffer), request_(request) {}
+  /// `scratch` is the session's reusable buffer for response heads and chunk framing; the
+  /// socket of `stream` is switched to non-blocking mode (Asio's asynchronous operations are
+  /// unaffected).
+  HttpConnection(beast::tcp_stream& stream, beast::flat_buffer& buffer, const Request& request,
+                 std::string& scratch);
 
   const Request& request() const { return request_; }
   std::string_view target() const;
+  /// False once the connection is to close after this exchange: the request or a reply said
+  /// so, a stream was started, or a write failed.
   bool keep_alive() const { return keep_alive_; }
 
-  /// Sends a complete response with `body` (Content-Type `content_type`) and `headers`.
+  /// Sends a complete response with `body` (Content-Type `content_type`, Content-Length) and
+  /// `headers`; to a HEAD request the same head without the body. The connection stays open
+  /// when the request allows it (HTTP/1.1 unless `Connection: close`, HTTP/1.0 only with
+  /// `Connection: keep-alive`) and set_close() was not called; the reply says which.
   /// Returns false when the write failed (client gone).
   /// (`body` is an rvalue reference, not a value: GCC 12 mishandles class prvalues passed by
   /// value to a coroutine.)
   asio::awaitable<bool> Reply(unsigned status, std::string_view content_type, std::string&& body,
                               const Headers& headers = {});
 
-  /// Starts a chunked `text/event-stream` response (status 200) with `headers`.
+  /// Starts a `text/event-stream` response (status 200) with `headers`: chunked for HTTP/1.1,
+  /// close-delimited for HTTP/1.0. The connection closes after the stream in both cases.
   asio::awaitable<bool> StartStream(const Headers& headers = {});
-  /// Writes one chunk of a started stream; false when the client is gone.
+  /// Writes `data` to a started stream (one chunk, for HTTP/1.1); false when the client is
+  /// gone. Empty data writes nothing (an empty chunk would end the stream).
   asio::awaitable<bool> WriteChunk(std::string_view data);
-  /// Ends the chunked stream (last chunk). The connection closes afterwards.
+  /// Ends the stream: the last chunk for HTTP/1.1; for HTTP/1.0, shuts the sending side,
+  /// which ends the body. The connection closes afterwards.
   asio::awaitable<bool> EndStream();
 
   /// Completes when the client closes its side or the connection breaks (EOF or error on a
@@ -56,11 +72,18 @@ class HttpConnection {
   void set_close() { keep_alive_ = false; }
 
  private:
+  using Buffers = std::array<asio::const_buffer, 3>;
+  /// Writes all of `buffers` (advanced in place): without waiting as far as the socket takes
+  /// it, the rest asynchronously under the write timeout. False on an error; the connection
+  /// is then marked to close.
+  asio::awaitable<bool> Write(Buffers& buffers);
+
   beast::tcp_stream& stream_;
   beast::flat_buffer& buffer_;
   const Request& request_;
+  std::string& scratch_;
   bool keep_alive_ = true;
-  bool streaming_ = false;
+  bool close_delimited_ = false;  // an HTTP/1.0 stream: the body ends when we close
 };
 
 }  // namespace spillway::net

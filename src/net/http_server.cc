@@ -1,5 +1,6 @@
 #include "net/http_server.h"
 
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -7,7 +8,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 #include <chrono>
 #include <stdexcept>
 
@@ -87,25 +87,33 @@ asio::awaitable<void> HttpServer::AcceptLoop() {
 
 asio::awaitable<void> HttpServer::RefuseBusy(asio::ip::tcp::socket socket) {
   // Answer without reading the request: the point is to be fast and cheap.
-  http::response<http::string_body> res{http::status::service_unavailable, 11};
-  res.set(http::field::server, "spillway");
-  res.set(http::field::content_type, "application/json");
-  res.set(http::field::retry_after, "1");
-  res.set("X-Overload-Reason", "too_many_connections");
-  res.keep_alive(false);
-  res.body() = options_.overload_body;
-  res.prepare_payload();
+  ResponseFraming framing;
+  framing.content_length = options_.overload_body.size();
+  framing.keep_alive = false;
+  std::string head;
+  AppendResponseHead(&head, 503, "application/json", framing,
+                     {{"Retry-After", "1"}, {"X-Overload-Reason", "too_many_connections"}});
+  const std::array<asio::const_buffer, 2> buffers = {asio::buffer(head),
+                                                     asio::buffer(options_.overload_body)};
   beast::tcp_stream stream(std::move(socket));
   stream.expires_after(std::chrono::seconds(2));
-  co_await http::async_write(stream, res, kUse);
+  co_await asio::async_write(stream, buffers, kUse);
   boost::system::error_code ec;
   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
 }
 
 asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
   ConnectionSlot slot(active_);  // copies the shared counter
+  {
+    // Replies and SSE events are single writes that must leave at once, not wait for the
+    // client's ACK of the previous one (Nagle with delayed ACKs costs up to 40 ms a write).
+    boost::system::error_code ec;
+    socket.set_option(asio::ip::tcp::no_delay(true), ec);
+  }
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
+  std::string scratch;  // response heads, reused across the connection's requests
+  scratch.reserve(512);
   bool first = true;
   for (;;) {
     http::request_parser<http::string_body> parser;
@@ -118,9 +126,8 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
     stream.expires_never();
     first = false;
     if (ec == http::error::body_limit) {
-      Request dummy;
-      dummy.version(11);
-      HttpConnection conn(stream, buffer, dummy);
+      // The header is complete (the limit applies to the body): answer in its HTTP version.
+      HttpConnection conn(stream, buffer, parser.get(), scratch);
       conn.set_close();
       co_await conn.Reply(413, "application/json", std::string(options_.too_large_body));
       break;
@@ -129,11 +136,11 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
         ec != http::error::end_of_stream && ec != http::error::partial_message) {
       // A malformed request gets an answer before the connection closes (431 for headers
       // over the limit, else 400); EOF, timeouts and resets just close.
+      const bool too_big = ec == http::error::header_limit;
       Request dummy;
       dummy.version(11);
-      HttpConnection conn(stream, buffer, dummy);
+      HttpConnection conn(stream, buffer, dummy, scratch);
       conn.set_close();
-      const bool too_big = ec == http::error::header_limit;
       co_await conn.Reply(
           too_big ? 431 : 400, "application/json",
           std::string(too_big ? options_.headers_too_large_body : options_.bad_request_body));
@@ -142,9 +149,9 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
     if (ec) {
       break;  // EOF, timeout or reset: close the connection
     }
-    HttpConnection conn(stream, buffer, parser.get());
+    HttpConnection conn(stream, buffer, parser.get(), scratch);
     co_await handler_(conn);
-    if (!conn.keep_alive() || !parser.get().keep_alive()) {
+    if (!conn.keep_alive()) {
       break;
     }
   }

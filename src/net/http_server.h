@@ -1,8 +1,9 @@
 #pragma once
 // A small HTTP/1.1 server on Boost.Beast with C++20 coroutines (after Beast 1.81's
 // advanced/server-flex-awaitable example): an accept loop, one coroutine per connection with
-// keep-alive, a header/body deadline against slow clients, a body size limit (413) and a cap on
-// concurrent connections (beyond it: an immediate 503 and close, never a hang).
+// keep-alive (TCP_NODELAY on), a header/body deadline against slow clients, a body size limit
+// (413) and a cap on concurrent connections (beyond it: an immediate 503 and close, never a
+// hang).
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
