@@ -85,8 +85,15 @@ asio::awaitable<void> HttpServer::AcceptLoop() {
   }
 }
 
+void HttpServer::Count(unsigned status) const {
+  if (options_.on_connection_reply) {
+    options_.on_connection_reply(status);
+  }
+}
+
 asio::awaitable<void> HttpServer::RefuseBusy(asio::ip::tcp::socket socket) {
   // Answer without reading the request: the point is to be fast and cheap.
+  Count(503);
   ResponseFraming framing;
   framing.content_length = options_.overload_body.size();
   framing.keep_alive = false;
@@ -127,6 +134,7 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
     first = false;
     if (ec == http::error::body_limit) {
       // The header is complete (the limit applies to the body): answer in its HTTP version.
+      Count(413);
       HttpConnection conn(stream, buffer, parser.get(), scratch);
       conn.set_close();
       co_await conn.Reply(413, "application/json", std::string(options_.too_large_body));
@@ -137,6 +145,7 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
       // A malformed request gets an answer before the connection closes (431 for headers
       // over the limit, else 400); EOF, timeouts and resets just close.
       const bool too_big = ec == http::error::header_limit;
+      Count(too_big ? 431 : 400);
       Request dummy;
       dummy.version(11);
       HttpConnection conn(stream, buffer, dummy, scratch);
@@ -145,6 +154,9 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
           too_big ? 431 : 400, "application/json",
           std::string(too_big ? options_.headers_too_large_body : options_.bad_request_body));
       break;
+    }
+    if (ec == beast::error::timeout && (parser.got_some() || buffer.size() > 0)) {
+      Count(408);  // a request cut off by its deadline (tcp_stream closed the socket)
     }
     if (ec) {
       break;  // EOF, timeout or reset: close the connection

@@ -3,7 +3,8 @@
 // advanced/server-flex-awaitable example): an accept loop, one coroutine per connection with
 // keep-alive (TCP_NODELAY on), a header/body deadline against slow clients, a body size limit
 // (413) and a cap on concurrent connections (beyond it: an immediate 503 and close, never a
-// hang).
+// hang). Replies the server makes on its own, before a request reaches the handler, are
+// reported through HttpServerOptions::on_connection_reply.
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -31,6 +32,13 @@ struct HttpServerOptions {
   /// Bodies of the 400 for a malformed HTTP request and the 431 for oversized headers (JSON).
   std::string bad_request_body = "{}";
   std::string headers_too_large_body = "{}";
+  /// Called with the status of every reply the server makes on its own, without the handler:
+  /// 400 (malformed HTTP), 413 (body over max_body_bytes), 431 (headers over 64 KiB), 503
+  /// (max_connections reached), and 408 for a request whose bytes had started to arrive when
+  /// header_timeout_s / idle_timeout_s passed (nothing is sent then: the socket is closed at
+  /// the deadline). An idle keep-alive connection timing out is no reply and is not reported.
+  /// Runs on an I/O thread, possibly on several at once; must not throw. May be empty.
+  std::function<void(unsigned status)> on_connection_reply;
 };
 
 class HttpServer {
@@ -52,6 +60,7 @@ class HttpServer {
   asio::awaitable<void> AcceptLoop();
   asio::awaitable<void> Session(asio::ip::tcp::socket socket);
   asio::awaitable<void> RefuseBusy(asio::ip::tcp::socket socket);
+  void Count(unsigned status) const;
 
   asio::io_context& ioc_;
   HttpServerOptions options_;

@@ -149,6 +149,9 @@ int Server::Run() {
       {400, "Malformed HTTP request.", "invalid_request_error", "", "bad_http_request"});
   http.headers_too_large_body = api::ErrorJson(
       {431, "Request headers too large.", "invalid_request_error", "", "headers_too_large"});
+  http.on_connection_reply = [&metrics = m.metrics](unsigned status) {
+    metrics.http_requests_total->With({std::to_string(status)}).Inc();
+  };
   ApiHandler* handler = m.handler.get();
   m.http = std::make_unique<net::HttpServer>(
       m.ioc, http, [handler](net::HttpConnection& conn) { return (*handler)(conn); });
