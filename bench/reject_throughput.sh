@@ -101,20 +101,21 @@ count_429() {
 }
 # The server's CPU time (user + system, clock ticks) from /proc: a figure that holds up when
 # other processes share the machine, unlike requests/s.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat" 2>/dev/null || echo 0; }
+cpu_ticks() { awk '{print $14, $15}' "/proc/$server_pid/stat" 2>/dev/null || echo 0 0; }
 before=$(count_429)
-cpu_before=$(cpu_ticks)
+read -r user_before sys_before <<<"$(cpu_ticks)"
 
 BENCH_KEY=$key "${client_cpu[@]}" wrk -t"$wrk_threads" -c"$connections" -d"$duration" \
   --latency -s "$here/reject_throughput.lua" "$url/v1/completions" | tee "$tmp/wrk.out"
 
-cpu_after=$(cpu_ticks)
+read -r user_after sys_after <<<"$(cpu_ticks)"
 after=$(count_429)
 kill -0 "$server_pid" 2>/dev/null || die "the server died during the run"
 
 # Checks on what the Lua done() printed; prints the result, or what failed.
 result=$(awk -v before="${before:-0}" -v after="${after:-0}" \
-  -v ticks="$((cpu_after - cpu_before))" -v hz="$(getconf CLK_TCK)" '
+  -v user="$((user_after - user_before))" -v sys="$((sys_after - sys_before))" \
+  -v hz="$(getconf CLK_TCK)" '
   $1 == "status" { n[$2] += $3; if ($2 != 429) bad += $3 }
   $1 == "closes" { closes = $2 }
   $1 == "errors" { errs = $3 + $5 + $7 + $9 }
@@ -130,12 +131,11 @@ result=$(awk -v before="${before:-0}" -v after="${after:-0}" \
       print "check: /metrics counted " after - before " 429s, fewer than wrk saw"; fail = 1
     }
     if (fail) exit 1
-    cpu = ticks / hz
+    cpu = (user + sys) / hz
     served = after - before
     us = cpu > 0 && served > 0 ? 1e6 * cpu / served : 0
-    per_cpu_s = cpu > 0 ? served / cpu : 0
-    printf "%.0f 429/s; server CPU %.2f s, %.1f us per 429 (%.0f 429/s per CPU-second)\n",
-      requests / seconds, cpu, us, per_cpu_s
+    printf "%.0f 429/s; server CPU %.2f s (user %.2f, sys %.2f), %.1f us per 429\n",
+      requests / seconds, cpu, user / hz, sys / hz, us
   }' "$tmp/wrk.out" 2>&1) || die "checks failed: $result"
 
 echo "reject_throughput: $result (wrk -t$wrk_threads -c$connections" \
