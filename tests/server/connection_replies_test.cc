@@ -12,9 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include "server/http_client.h"
+#include "common/http_client.h"
+#include "common/server_fixture.h"
 #include "server/raw_connection.h"
-#include "server/server_fixture.h"
 
 namespace spillway {
 namespace {

@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include "common/http_client.h"
+#include "common/server_fixture.h"
 #include "common/temp_dir.h"
-#include "server/http_client.h"
 #include "server/raw_connection.h"
-#include "server/server_fixture.h"
 
 namespace spillway {
 namespace {

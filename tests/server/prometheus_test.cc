@@ -28,9 +28,9 @@
 
 #include <gtest/gtest.h>
 
-#include "common/temp_dir.h"
 #include "common/http_client.h"
 #include "common/server_fixture.h"
+#include "common/temp_dir.h"
 
 namespace spillway {
 namespace {

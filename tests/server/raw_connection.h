@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/http_client.h"
+#include "common/http_client.h"
 
 namespace spillway::server_test {
 
