@@ -191,6 +191,8 @@ RunSummary RunRecorder::Finish(double duration_s, double makespan_s) {
   s_.goodput_rps = duration_s > 0 ? s_.good / duration_s : 0;
   s_.throughput_rps = duration_s > 0 ? s_.completed / duration_s : 0;
   s_.slo_attainment = s_.offered > 0 ? static_cast<double>(s_.good) / s_.offered : 0;
+  s_.slo = slo_;
+  s_.ttft_histogram_s = CountInBuckets(ttft_, TtftBucketBoundsSeconds());
   s_.ttft_s = Summarize(ttft_);
   s_.tpot_s = Summarize(tpot_);
   s_.e2e_s = Summarize(e2e_);

@@ -17,13 +17,6 @@
 
 namespace spillway {
 
-/// Per-request SLOs; a request is good when it completes within every one given.
-struct GoodputSlo {
-  std::optional<double> ttft_s;
-  std::optional<double> tpot_s;
-  std::optional<double> e2e_s;
-};
-
 /// How an admitted request ended, from the client's side.
 struct RequestOutcome {
   enum class Kind : std::uint8_t { kCompleted, kAbandoned, kFailed };

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "report/histogram.h"
 #include "report/percentiles.h"
 
 namespace spillway {
@@ -52,6 +54,13 @@ struct ClassSummary {
   Percentiles ttft_s;  ///< attempts of the class that got a first token
 };
 
+/// Per-request SLOs; a request is good when it completes within every one given.
+struct GoodputSlo {
+  std::optional<double> ttft_s;
+  std::optional<double> tpot_s;
+  std::optional<double> e2e_s;
+};
+
 struct ObjectiveResult {
   std::string name;  ///< e.g. "e2e_p99_s"
   double target = 0;
@@ -91,7 +100,12 @@ struct RunSummary {
   double throughput_rps = 0;  ///< completed / duration_s
   double slo_attainment = 0;  ///< good / offered
 
-  Percentiles ttft_s;          ///< requests that got a first token
+  GoodputSlo slo;  ///< the per-request SLOs that defined `good`
+
+  Percentiles ttft_s;  ///< requests that got a first token
+  /// The same TTFT samples in TtftBucketBoundsSeconds() buckets (seconds), for plotting the
+  /// distribution.
+  BucketCounts ttft_histogram_s;
   Percentiles tpot_s;          ///< completed, > 1 output token: (e2e - ttft) / (tokens - 1)
   Percentiles itl_s;           ///< every gap between consecutive tokens
   Percentiles e2e_s;           ///< completed requests

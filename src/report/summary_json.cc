@@ -1,5 +1,6 @@
 #include "report/summary_json.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <sstream>
 
@@ -32,6 +33,24 @@ json::object CountsJson(const std::map<std::string, std::int64_t>& counts) {
   json::object o;
   for (const auto& [k, v] : counts) {
     o[k] = v;
+  }
+  return o;
+}
+
+json::object BucketCountsJson(const BucketCounts& h) {
+  json::array bounds(h.bounds.begin(), h.bounds.end());
+  json::array counts(h.counts.begin(), h.counts.end());
+  return {{"bounds", std::move(bounds)}, {"counts", std::move(counts)}, {"overflow", h.overflow}};
+}
+
+// Only the SLOs the run had: {"ttft_s": 1, "tpot_s": 0.035}.
+json::object SloJson(const GoodputSlo& slo) {
+  json::object o;
+  for (const auto& [key, value] : {std::pair{"ttft_s", slo.ttft_s}, std::pair{"tpot_s", slo.tpot_s},
+                                   std::pair{"e2e_s", slo.e2e_s}}) {
+    if (value) {
+      o[key] = *value;
+    }
   }
   return o;
 }
@@ -97,7 +116,9 @@ json::object ToValue(const RunSummary& s) {
   o["slo_attainment"] = s.slo_attainment;
   o["abandoned_after_admission"] = s.abandoned_after_admission;
   o["failed"] = s.failed;
+  o["slo"] = SloJson(s.slo);
   o["ttft_s"] = PercentilesJson(s.ttft_s);
+  o["ttft_histogram_s"] = BucketCountsJson(s.ttft_histogram_s);
   o["tpot_s"] = PercentilesJson(s.tpot_s);
   o["itl_s"] = PercentilesJson(s.itl_s);
   o["e2e_s"] = PercentilesJson(s.e2e_s);
@@ -126,7 +147,7 @@ json::object ToValue(const RunSummary& s) {
 }
 
 // Indented output: one key per line, except that arrays of scalars-only objects (the time
-// series) keep one element per line.
+// series) keep one element per line and arrays of scalars (histogram bounds) stay on one line.
 void Pretty(std::ostringstream& out, const json::value& v, int indent) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   if (v.is_object() && !v.as_object().empty()) {
@@ -149,6 +170,11 @@ void Pretty(std::ostringstream& out, const json::value& v, int indent) {
     out << pad << "}";
   } else if (v.is_array() && !v.as_array().empty()) {
     const auto& arr = v.as_array();
+    if (std::none_of(arr.begin(), arr.end(),
+                     [](const json::value& e) { return e.is_structured(); })) {
+      out << json::serialize(v);
+      return;
+    }
     out << "[\n";
     for (std::size_t i = 0; i < arr.size(); ++i) {
       out << pad << "  ";
