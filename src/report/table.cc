@@ -20,7 +20,7 @@ std::int64_t Status(const RunSummary& s, const char* status) {
 
 }  // namespace
 
-std::string CompareTable(const std::vector<RunSummary>& runs) {
+std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
   std::vector<std::pair<std::string, Cell>> rows = {
       {"offered (attempts)", [](const RunSummary& s) { return Count(s.offered); }},
       {"admitted", [](const RunSummary& s) { return Count(s.admitted); }},
@@ -74,19 +74,33 @@ std::string CompareTable(const std::vector<RunSummary>& runs) {
                       });
   }
 
+  std::vector<TableRow> out;
+  out.reserve(rows.size());
+  for (const auto& [label, cell] : rows) {
+    TableRow row{label, {}};
+    for (const RunSummary& s : runs) {
+      row.cells.push_back(cell(s));
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string CompareTable(const std::vector<RunSummary>& runs) {
+  const std::vector<TableRow> rows = CompareRows(runs);
   std::size_t label_width = 6;
-  for (const auto& row : rows) {
-    label_width = std::max(label_width, row.first.size());
+  for (const TableRow& row : rows) {
+    label_width = std::max(label_width, row.label.size());
   }
   std::string out = fmt::format("{:<{}}", "policy", label_width);
   for (const RunSummary& s : runs) {
     out += fmt::format("  {:>12}", s.policy);
   }
   out += "\n";
-  for (const auto& [label, cell] : rows) {
-    out += fmt::format("{:<{}}", label, label_width);
-    for (const RunSummary& s : runs) {
-      out += fmt::format("  {:>12}", cell(s));
+  for (const TableRow& row : rows) {
+    out += fmt::format("{:<{}}", row.label, label_width);
+    for (const std::string& cell : row.cells) {
+      out += fmt::format("  {:>12}", cell);
     }
     out += "\n";
   }
