@@ -1,0 +1,367 @@
+#include "report/summary_reader.h"
+
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
+#include <cmath>
+#include <optional>
+#include <string>
+
+namespace spillway {
+namespace json = boost::json;
+namespace {
+
+enum class Need : bool { kOptional, kRequired };
+
+std::string KindName(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+      return "a number (" + json::serialize(v) + ")";
+    case json::kind::string:
+      return "a string";
+    case json::kind::array:
+      return "an array";
+    case json::kind::object:
+      return "an object";
+  }
+  return "?";
+}
+
+// One object of a run, at `path` ("" for the run itself, else e.g. "ttft_s" or
+// "timeseries[3]"); errors name the input, the run and the key's full path.
+class Fields {
+ public:
+  Fields(const json::object& o, std::string path, const std::string& where)
+      : o_(o), path_(std::move(path)), where_(where) {}
+
+  std::string Path(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+
+  [[noreturn]] void Fail(std::string_view key, std::string_view what) const {
+    throw RunJsonError(fmt::format("{}key '{}': {}", where_, Path(key), what));
+  }
+
+  // The value at `key`; nullptr when it is absent and optional.
+  const json::value* Get(std::string_view key, Need need) const {
+    const json::value* v = o_.if_contains(key);
+    if (v == nullptr && need == Need::kRequired) {
+      Fail(key, "missing");
+    }
+    return v;
+  }
+
+  double Number(std::string_view key, Need need = Need::kRequired) const {
+    const json::value* v = Get(key, need);
+    if (v == nullptr) {
+      return 0;
+    }
+    if (!v->is_number()) {
+      Fail(key, "expected a number, got " + KindName(*v));
+    }
+    return v->to_number<double>();
+  }
+
+  std::int64_t Integer(std::string_view key, Need need = Need::kRequired) const {
+    const json::value* v = Get(key, need);
+    if (v == nullptr) {
+      return 0;
+    }
+    boost::system::error_code ec;
+    const auto n = v->to_number<std::int64_t>(ec);
+    if (ec) {
+      Fail(key, "expected an integer, got " + KindName(*v));
+    }
+    return n;
+  }
+
+  std::string String(std::string_view key, Need need = Need::kOptional) const {
+    const json::value* v = Get(key, need);
+    if (v == nullptr) {
+      return "";
+    }
+    if (!v->is_string()) {
+      Fail(key, "expected a string, got " + KindName(*v));
+    }
+    return std::string(v->get_string());
+  }
+
+  bool Bool(std::string_view key, bool fallback) const {
+    const json::value* v = Get(key, Need::kOptional);
+    if (v == nullptr) {
+      return fallback;
+    }
+    if (!v->is_bool()) {
+      Fail(key, "expected true or false, got " + KindName(*v));
+    }
+    return v->get_bool();
+  }
+
+  std::optional<Fields> Object(std::string_view key, Need need) const {
+    const json::value* v = Get(key, need);
+    if (v == nullptr) {
+      return std::nullopt;
+    }
+    if (!v->is_object()) {
+      Fail(key, "expected an object, got " + KindName(*v));
+    }
+    return Fields(v->get_object(), Path(key), where_);
+  }
+
+  const json::array* Array(std::string_view key, Need need) const {
+    const json::value* v = Get(key, need);
+    if (v != nullptr && !v->is_array()) {
+      Fail(key, "expected an array, got " + KindName(*v));
+    }
+    return v == nullptr ? nullptr : &v->get_array();
+  }
+
+  // Element `i` of the array at `key`, which must be an object.
+  Fields Element(std::string_view key, const json::array& a, std::size_t i) const {
+    const std::string path = fmt::format("{}[{}]", key, i);
+    if (!a[i].is_object()) {
+      Fail(path, "expected an object, got " + KindName(a[i]));
+    }
+    return Fields(a[i].get_object(), Path(path), where_);
+  }
+
+  const json::object& object() const { return o_; }
+
+ private:
+  const json::object& o_;
+  std::string path_;
+  const std::string& where_;
+};
+
+Percentiles ReadPercentiles(const Fields& run, std::string_view key, Need need) {
+  Percentiles p;
+  if (const std::optional<Fields> f = run.Object(key, need)) {
+    p.p50 = f->Number("p50");
+    p.p95 = f->Number("p95");
+    p.p99 = f->Number("p99");
+    p.mean = f->Number("mean");
+    p.max = f->Number("max");
+    p.count = f->Integer("count");
+  }
+  return p;
+}
+
+std::map<std::string, std::int64_t> ReadCounts(const Fields& f) {
+  std::map<std::string, std::int64_t> out;
+  for (const auto& kv : f.object()) {
+    out[std::string(kv.key())] = f.Integer(kv.key());
+  }
+  return out;
+}
+
+void ReadIdentity(const Fields& run, RunSummary* s) {
+  s->source = run.String("source");
+  s->scenario = run.String("scenario");
+  s->policy = run.String("policy", Need::kRequired);
+  s->profile = run.String("profile");
+  s->seed = static_cast<std::uint64_t>(run.Integer("seed", Need::kOptional));
+  s->replicas = static_cast<std::int32_t>(run.Integer("replicas", Need::kOptional));
+  s->cancellation_propagation = run.Bool("cancellation_propagation", true);
+  s->duration_s = run.Number("duration_s", Need::kOptional);
+  s->makespan_s = run.Number("makespan_s", Need::kOptional);
+  if (const std::optional<Fields> slo = run.Object("slo", Need::kOptional)) {
+    for (const auto& [key, field] :
+         {std::pair{"ttft_s", &GoodputSlo::ttft_s}, std::pair{"tpot_s", &GoodputSlo::tpot_s},
+          std::pair{"e2e_s", &GoodputSlo::e2e_s}}) {
+      if (slo->Get(key, Need::kOptional) != nullptr) {
+        s->slo.*field = slo->Number(key);
+      }
+    }
+  }
+}
+
+void ReadCountsAndRates(const Fields& run, RunSummary* s) {
+  s->offered = run.Integer("offered");
+  s->first_attempts = run.Integer("first_attempts", Need::kOptional);
+  s->retries = run.Integer("retries", Need::kOptional);
+  s->admitted = run.Integer("admitted");
+  s->degraded = run.Integer("degraded", Need::kOptional);
+  const Fields rejected = *run.Object("rejected", Need::kRequired);
+  s->rejected_total = rejected.Integer("total");
+  s->rejected_by_status = ReadCounts(*rejected.Object("by_status", Need::kRequired));
+  s->rejected_by_reason = ReadCounts(*rejected.Object("by_reason", Need::kRequired));
+  s->dropped_at_queue_head = run.Integer("dropped_at_queue_head", Need::kOptional);
+  s->completed = run.Integer("completed");
+  s->good = run.Integer("good");
+  s->goodput_rps = run.Number("goodput_rps");
+  s->throughput_rps = run.Number("throughput_rps", Need::kOptional);
+  s->slo_attainment = run.Number("slo_attainment");
+  s->abandoned_after_admission = run.Integer("abandoned_after_admission");
+  s->failed = run.Integer("failed", Need::kOptional);
+}
+
+void ReadLatencies(const Fields& run, RunSummary* s) {
+  s->ttft_s = ReadPercentiles(run, "ttft_s", Need::kRequired);
+  s->tpot_s = ReadPercentiles(run, "tpot_s", Need::kRequired);
+  s->itl_s = ReadPercentiles(run, "itl_s", Need::kRequired);
+  s->e2e_s = ReadPercentiles(run, "e2e_s", Need::kRequired);
+  s->queue_time_s = ReadPercentiles(run, "queue_time_s", Need::kOptional);
+  s->prefill_time_s = ReadPercentiles(run, "prefill_time_s", Need::kOptional);
+}
+
+void ReadHistogram(const Fields& run, RunSummary* s) {
+  const std::optional<Fields> h = run.Object("ttft_histogram_s", Need::kOptional);
+  if (!h) {
+    return;
+  }
+  const json::array& bounds = *h->Array("bounds", Need::kRequired);
+  const json::array& counts = *h->Array("counts", Need::kRequired);
+  if (bounds.size() != counts.size()) {
+    h->Fail("counts", fmt::format("has {} entries for {} bounds", counts.size(), bounds.size()));
+  }
+  BucketCounts& out = s->ttft_histogram_s;
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    const std::string key = fmt::format("bounds[{}]", i);
+    if (!bounds[i].is_number()) {
+      h->Fail(key, "expected a number, got " + KindName(bounds[i]));
+    }
+    out.bounds.push_back(bounds[i].to_number<double>());
+    if (i > 0 && !(out.bounds[i] > out.bounds[i - 1])) {
+      h->Fail(key, "bounds must increase");
+    }
+    boost::system::error_code ec;
+    out.counts.push_back(counts[i].to_number<std::int64_t>(ec));
+    if (ec || out.counts.back() < 0) {
+      h->Fail(fmt::format("counts[{}]", i), "expected a count, got " + KindName(counts[i]));
+    }
+  }
+  out.overflow = h->Integer("overflow", Need::kOptional);
+}
+
+void ReadEngine(const Fields& run, RunSummary* s) {
+  if (const std::optional<Fields> e = run.Object("estimates", Need::kOptional)) {
+    s->est_service_rate_rps = e->Number("service_rate_rps", Need::kOptional);
+    s->est_prefill_tokens_per_s = e->Number("prefill_tokens_per_s", Need::kOptional);
+    s->est_step_time_s = e->Number("step_time_s", Need::kOptional);
+  }
+  s->engine_busy_s = run.Number("engine_busy_s");
+  s->wasted_engine_s = run.Number("wasted_engine_s");
+  s->not_completed_engine_s = run.Number("not_completed_engine_s", Need::kOptional);
+  s->max_waiting = static_cast<std::int32_t>(run.Integer("max_waiting"));
+  s->preemptions = run.Integer("preemptions");
+  s->prefill_tokens = run.Integer("prefill_tokens", Need::kOptional);
+  s->recomputed_tokens = run.Integer("recomputed_tokens", Need::kOptional);
+}
+
+void ReadObjectivesAndPhases(const Fields& run, RunSummary* s) {
+  if (const json::array* objectives = run.Array("objectives", Need::kOptional)) {
+    for (std::size_t i = 0; i < objectives->size(); ++i) {
+      const Fields o = run.Element("objectives", *objectives, i);
+      s->objectives.push_back({o.String("name", Need::kRequired), o.Number("target"),
+                               o.Number("value"), o.Bool("pass", false)});
+    }
+  }
+  if (const json::array* phases = run.Array("phases", Need::kOptional)) {
+    for (std::size_t i = 0; i < phases->size(); ++i) {
+      const Fields f = run.Element("phases", *phases, i);
+      PhaseSummary p;
+      p.start_s = f.Number("start_s");
+      p.end_s = f.Number("end_s");
+      p.offered_rate_rps = f.Number("offered_rate_rps", Need::kOptional);
+      p.offered = f.Integer("offered", Need::kOptional);
+      p.admitted = f.Integer("admitted", Need::kOptional);
+      p.rejected = f.Integer("rejected", Need::kOptional);
+      p.dropped = f.Integer("dropped_at_queue_head", Need::kOptional);
+      p.good = f.Integer("good", Need::kOptional);
+      p.goodput_rps = f.Number("goodput_rps", Need::kOptional);
+      p.ttft_s = ReadPercentiles(f, "ttft_s", Need::kOptional);
+      s->phases.push_back(p);
+    }
+  }
+}
+
+void ReadTimeseries(const Fields& run, RunSummary* s) {
+  const json::array& points = *run.Array("timeseries", Need::kRequired);
+  s->timeseries.reserve(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Fields f = run.Element("timeseries", points, i);
+    TimeseriesPoint p;
+    p.t = f.Number("t");
+    p.offered = f.Integer("offered");
+    p.admitted = f.Integer("admitted");
+    p.rejected = f.Integer("rejected");
+    p.completed = f.Integer("completed");
+    p.good = f.Integer("good");
+    p.waiting = static_cast<std::int32_t>(f.Integer("waiting"));
+    p.running = static_cast<std::int32_t>(f.Integer("running"));
+    p.kv_usage = f.Number("kv_usage");
+    s->timeseries.push_back(p);
+  }
+}
+
+RunSummary ReadRun(const json::value& v, const std::string& where) {
+  if (!v.is_object()) {
+    throw RunJsonError(where + "expected a run object, got " + KindName(v));
+  }
+  const Fields run(v.get_object(), "", where);
+  RunSummary s;
+  ReadIdentity(run, &s);
+  ReadCountsAndRates(run, &s);
+  ReadLatencies(run, &s);
+  ReadHistogram(run, &s);
+  ReadEngine(run, &s);
+  ReadObjectivesAndPhases(run, &s);
+  ReadTimeseries(run, &s);
+  return s;
+}
+
+// "line L, column C" of byte `offset` in `text` (both from 1).
+std::string LineColumn(std::string_view text, std::size_t offset) {
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+json::value ParseJson(std::string_view text, std::string_view source) {
+  json::stream_parser parser;
+  boost::system::error_code ec;
+  const std::size_t used = parser.write_some(text.data(), text.size(), ec);
+  if (!ec) {
+    parser.finish(ec);
+  }
+  if (ec) {
+    throw RunJsonError(
+        fmt::format("{}: invalid JSON at {}: {}", source, LineColumn(text, used), ec.message()));
+  }
+  return parser.release();
+}
+
+}  // namespace
+
+std::vector<RunSummary> ParseRunSummaries(std::string_view text, std::string_view source) {
+  const json::value root = ParseJson(text, source);
+  std::vector<RunSummary> runs;
+  if (!root.is_array()) {
+    runs.push_back(ReadRun(root, fmt::format("{}: ", source)));
+    return runs;
+  }
+  const json::array& a = root.get_array();
+  if (a.empty()) {
+    throw RunJsonError(fmt::format("{}: an empty array: no run to report", source));
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    runs.push_back(ReadRun(a[i], fmt::format("{}: run {} of {}: ", source, i + 1, a.size())));
+  }
+  return runs;
+}
+
+}  // namespace spillway
