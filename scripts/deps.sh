@@ -9,7 +9,11 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format
   prometheus
+  gnuplot-nox
+  chromium fonts-dejavu-core
 )
+# gnuplot-nox draws the charts of `spillway report`; chromium (large) and a font are for the
+# test that renders the report's page headless (tests/report/report_chromium_test.cc).
 # The OpenAI Node SDK test (tests/server/openai_node) needs node and npm; a node from elsewhere
 # (nvm, NodeSource) on PATH will do, else Debian's (bookworm: node 18, npm 9).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

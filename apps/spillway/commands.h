@@ -13,6 +13,11 @@ void AddSimCommand(CLI::App& app, int* exit_code);
 /// Registers `spillway serve`.
 void AddServeCommand(CLI::App& app, int* exit_code);
 
+/// Registers `spillway report` (docs/report.md). Exit codes: 0 written; 2 bad input (a file
+/// missing or unreadable, invalid JSON, a required key missing or of the wrong type); 1 any
+/// other failure (gnuplot not installed or failing, the output directory not writable).
+void AddReportCommand(CLI::App& app, int* exit_code);
+
 /// Directory of shipped profiles: $SPILLWAY_PROFILE_DIR, else profiles/ beside the build
 /// directory, else the source tree's profiles/.
 std::string DefaultProfileDir();
