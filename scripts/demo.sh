@@ -50,4 +50,8 @@ else
   say "4. (skipped: no trace at $trace; set TRACE=path/to/AzureLLMInferenceTrace_conv.csv)"
 fi
 
+say "5. The three policies on one page: charts and the table side by side (docs/report.md)"
+$bin report "$out/seed-burst.json" --out "$out/seed-burst-report"
+echo "   open $out/seed-burst-report/index.html in a browser (from disk; no server needed)"
+
 say "Run summaries (JSON, per-second time series included) are in $out/"
