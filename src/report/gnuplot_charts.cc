@@ -97,7 +97,8 @@ double MaxOver(const Context& c, Value value) {
 ChartSpec GoodputChart(const Context& c, std::string* script) {
   ChartSpec spec{"goodput.svg", "Goodput per second",
                  "Requests completed within every SLO, by the second they completed in. Look at "
-                 "the shaded burst: the better policy keeps this near what the engine can serve.",
+                 "the burst (shaded when the runs share phases): the better policy keeps this "
+                 "near what the engine can serve.",
                  kWidthPx, kHeightPx};
   *script += Header(spec.svg, spec.width_px, spec.height_px) + TimeAxis(c) +
              fmt::format(
