@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "report/run_recorder.h"
 #include "sched/scheduler.h"
 #include "workload/arrivals.h"
+#include "workload/retry.h"
 
 namespace spillway {
 namespace {
@@ -100,7 +102,7 @@ class Sim {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
   std::uint64_t next_seq_ = 0;
   StepEvents events_;
-  double retry_tokens_ = 0;
+  RetryPlanner retry_;
   Seconds last_event_s_ = 0;
   std::int64_t checks_skipped_ = 0;
 };
@@ -136,7 +138,8 @@ Sim::Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt)
       rng_(opt.seed ^ 0x5EEDC0FFEEULL),
       arrivals_(GenerateArrivals(sc, opt.seed)),
       door_(DoorConfig(rc.admission), 0),
-      recorder_(SloOf(sc), PhasesOf(sc)) {
+      recorder_(SloOf(sc), PhasesOf(sc)),
+      retry_(sc.client) {
   AdmissionConfig per_replica = rc.admission;
   per_replica.tenants.clear();
   for (std::int32_t i = 0; i < opt.replicas; ++i) {
@@ -220,25 +223,10 @@ void Sim::OnRejected(std::uint32_t logical, Seconds now, int status, std::string
 }
 
 void Sim::MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s) {
-  const ClientBehaviour& c = sc_.client;
-  Logical& l = logical_[logical];
-  if (c.retry == RetryPolicy::kNone || l.attempts >= c.max_attempts) {
-    return;
+  if (const std::optional<Seconds> delay =
+          retry_.Next(logical_[logical].attempts, retry_after_s, rng_)) {
+    Push(now + *delay, EventType::kRetry, logical);
   }
-  if (c.retry_budget > 0) {
-    if (retry_tokens_ < 1.0) {
-      return;
-    }
-    retry_tokens_ -= 1.0;
-  }
-  Seconds delay = c.retry_interval_s;
-  if (c.retry == RetryPolicy::kBackoffJitter) {
-    const Seconds base =
-        (c.use_retry_after && retry_after_s > 0) ? retry_after_s : c.backoff_base_s;
-    delay = std::min(c.backoff_max_s, base * std::pow(2.0, l.attempts - 1)) +
-            rng_.Uniform(0, c.jitter_s);
-  }
-  Push(now + delay, EventType::kRetry, logical);
 }
 
 void Sim::StartStep(std::uint32_t r, Seconds now) {
@@ -410,7 +398,7 @@ RunSummary Sim::Run() {
     if (take_arrival) {
       const Seconds t = arrivals_[next_arrival].time_s;
       logical_.push_back(Logical{static_cast<std::uint32_t>(next_arrival), 0});
-      retry_tokens_ = std::min(retry_tokens_ + sc_.client.retry_budget, 1000.0);
+      retry_.OnFirstAttempt();
       ++next_arrival;
       last_event_s_ = t;
       SendAttempt(static_cast<std::uint32_t>(logical_.size() - 1), t);
