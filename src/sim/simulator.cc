@@ -14,6 +14,7 @@
 #include "kv/block_manager.h"
 #include "report/objectives.h"
 #include "report/run_recorder.h"
+#include "report/scenario_recording.h"
 #include "sched/scheduler.h"
 #include "workload/arrivals.h"
 #include "workload/retry.h"
@@ -106,23 +107,6 @@ class Sim {
   Seconds last_event_s_ = 0;
   std::int64_t checks_skipped_ = 0;
 };
-
-std::vector<RunRecorder::Phase> PhasesOf(const Scenario& sc) {
-  std::vector<RunRecorder::Phase> phases;
-  const ArrivalProcess& a = sc.arrival;
-  if (a.kind == ArrivalProcess::Kind::kSteps) {
-    double t = 0;
-    for (const RateStep& s : a.steps) {
-      phases.push_back({t, t + s.duration_s, s.rate_rps});
-      t += s.duration_s;
-    }
-  } else if (a.kind == ArrivalProcess::Kind::kPoisson) {
-    phases.push_back({0, a.duration_s, a.rate_rps});
-  }
-  return phases;
-}
-
-GoodputSlo SloOf(const Scenario& sc) { return {sc.slo.ttft_s, sc.slo.tpot_s, sc.slo.e2e_s}; }
 
 AdmissionConfig DoorConfig(const AdmissionConfig& a) {
   AdmissionConfig door;
