@@ -17,6 +17,8 @@ void AddServeCommand(CLI::App& app, int* exit_code);
 /// missing or unreadable, invalid JSON, a required key missing or of the wrong type); 1 any
 /// other failure (gnuplot not installed or failing, the output directory not writable).
 void AddReportCommand(CLI::App& app, int* exit_code);
+/// Registers `spillway bench`.
+void AddBenchCommand(CLI::App& app, int* exit_code);
 
 /// Directory of shipped profiles: $SPILLWAY_PROFILE_DIR, else profiles/ beside the build
 /// directory, else the source tree's profiles/.

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   spillway::app::AddSimCommand(app, &exit_code);
   spillway::app::AddServeCommand(app, &exit_code);
   spillway::app::AddReportCommand(app, &exit_code);
+  spillway::app::AddBenchCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "admission/admission.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "config/yaml_reader.h"
 #include "report/summary_json.h"
@@ -42,18 +42,6 @@ struct SimArgs {
   double rate_multiplier = 0;
   double time_scale = 0;
 };
-
-// CLI11's number validators let NaN through; this one does not.
-const CLI::Validator kFinitePositive(
-    [](std::string& s) -> std::string {
-      try {
-        const double v = std::stod(s);
-        return std::isfinite(v) && v > 0 ? "" : "must be a finite number > 0, got " + s;
-      } catch (const std::exception&) {
-        return "must be a number, got " + s;
-      }
-    },
-    "FINITE>0");
 
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;

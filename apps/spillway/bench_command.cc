@@ -1,0 +1,166 @@
+// `spillway bench`: the open-loop HTTP load generator over a scenario file (docs/bench.md).
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli_checks.h"
+#include "commands.h"
+#include "config/yaml_reader.h"
+#include "loadgen/bench_runner.h"
+#include "report/summary_json.h"
+#include "report/table.h"
+#include "workload/scenario.h"
+
+namespace spillway::app {
+namespace {
+
+struct BenchArgs {
+  loadgen::BenchOptions options;
+  std::string scenario;
+  std::string json_out;
+  std::string records_out;
+  std::string timeseries_out;
+  CLI::Option* seed_option = nullptr;
+  double rate_multiplier = 0;
+  double time_scale = 0;
+  double duration_limit_s = 0;
+  bool no_metrics = false;
+  bool no_progress = false;
+};
+
+// Opens an output file before any work, so a bad path fails at once.
+std::unique_ptr<std::ofstream> OpenOutput(const std::string& path, const char* flag) {
+  if (path.empty()) {
+    return nullptr;
+  }
+  auto out = std::make_unique<std::ofstream>(path);
+  if (!*out) {
+    throw std::runtime_error(
+        fmt::format("cannot write {} {}: {}", flag, path, std::strerror(errno)));
+  }
+  return out;
+}
+
+std::string ClientLines(const loadgen::BenchResult& r) {
+  std::string out = fmt::format(
+      "\nclient: transport errors {}, peak in flight {}, send lag vs schedule p50 {:.1f} ms, "
+      "p99 {:.1f} ms, max {:.1f} ms\n",
+      r.transport_errors, r.max_in_flight, r.send_lag_s.p50 * 1e3, r.send_lag_s.p99 * 1e3,
+      r.send_lag_s.max * 1e3);
+  out += r.metrics_scraped
+             ? "server: waiting, running, KV usage, preemptions and engine seconds from its "
+               "/metrics\n"
+             : "server: no vLLM/Spillway metrics at /metrics: engine-side rows are 0\n";
+  if (r.interrupted) {
+    out += "interrupted: the summary covers the run until Ctrl-C\n";
+  }
+  return out;
+}
+
+int RunBenchCommand(BenchArgs& a) {
+  Scenario sc = LoadScenario(a.scenario);
+  if (a.rate_multiplier > 0 || a.time_scale > 0) {
+    if (sc.arrival.kind != ArrivalProcess::Kind::kTrace) {
+      std::cerr << "spillway bench: --rate-multiplier and --time-scale apply to trace scenarios\n";
+      return 2;
+    }
+    if (a.rate_multiplier > 0) {
+      sc.arrival.rate_multiplier = a.rate_multiplier;
+    }
+    if (a.time_scale > 0) {
+      sc.arrival.time_scale = a.time_scale;
+    }
+  }
+  loadgen::BenchOptions& o = a.options;
+  o.seed = a.seed_option->count() > 0 ? o.seed : sc.seed;
+  o.duration_limit_s = a.duration_limit_s > 0 ? a.duration_limit_s : kNever;
+  o.scrape_metrics = !a.no_metrics;
+  o.progress = !a.no_progress && ::isatty(STDERR_FILENO) == 1;
+  const std::unique_ptr<std::ofstream> json = OpenOutput(a.json_out, "--json");
+  const std::unique_ptr<std::ofstream> records = OpenOutput(a.records_out, "--records");
+  const std::unique_ptr<std::ofstream> timeseries = OpenOutput(a.timeseries_out, "--timeseries");
+  o.records = records.get();
+  o.timeseries = timeseries.get();
+  const loadgen::BenchResult r = loadgen::RunBench(sc, o);
+  std::cout << fmt::format(
+      "scenario {} ({}), seed {}, against {} (model {}), open loop over HTTP\n\n", sc.name, sc.file,
+      o.seed, o.target_url, r.model);
+  std::cout << CompareTable({r.summary});
+  std::cout << ClientLines(r);
+  if (json != nullptr) {
+    *json << SummaryToJson(r.summary);
+    std::cout << "\nsummary written to " << a.json_out << "\n";
+  }
+  return 0;
+}
+
+void AddOptions(CLI::App* cmd, BenchArgs* a) {
+  loadgen::BenchOptions& o = a->options;
+  cmd->add_option("--target", o.target_url, "Server base URL, e.g. http://127.0.0.1:8000")
+      ->required();
+  cmd->add_option("--scenario", a->scenario, "Scenario YAML file (the same as `spillway sim`)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--policy-label", o.policy_label, "Name of this run in the table and JSON")
+      ->capture_default_str();
+  cmd->add_option("--json", a->json_out, "Write the run summary JSON here")->check(kNonEmptyPath);
+  cmd->add_option("--records", a->records_out, "Write one JSON line per attempt here")
+      ->check(kNonEmptyPath);
+  cmd->add_option("--timeseries", a->timeseries_out,
+                  "Write one JSON line per second here (with in-flight requests)")
+      ->check(kNonEmptyPath);
+  a->seed_option = cmd->add_option("--seed", o.seed, "Random seed (default: the scenario's)")
+                       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62));
+  cmd->add_option("--model", o.model, "Model name (default: the first of GET /v1/models)");
+  cmd->add_option("--api-key", o.api_key, "Sent as Authorization: Bearer KEY");
+  cmd->add_option("--rate-multiplier", a->rate_multiplier,
+                  "Trace replay: send each trace request this many times on average")
+      ->check(kFinitePositive & CLI::Range(0.0, 100.0));
+  cmd->add_option("--time-scale", a->time_scale,
+                  "Trace replay: multiply trace timestamps (0.5 = twice as fast)")
+      ->check(kFinitePositive & CLI::Range(0.0, 1e6));
+  cmd->add_option("--duration-limit-s", a->duration_limit_s,
+                  "Send only the arrivals of the first S seconds")
+      ->check(kFinitePositive);
+  cmd->add_option("--max-request-s", o.max_request_s,
+                  "Give up on an attempt after S seconds when the scenario sets no timeout")
+      ->check(kFinitePositive)
+      ->capture_default_str();
+  cmd->add_option("--max-in-flight", o.max_in_flight,
+                  "Attempts in flight at most (0: the open-file limit); over it an attempt "
+                  "is not sent and counts as a transport error")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 24));
+  cmd->add_flag("--no-metrics", a->no_metrics, "Do not scrape the server's /metrics");
+  cmd->add_flag("--no-progress", a->no_progress, "No progress line, even on a terminal");
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Run a scenario open loop against an OpenAI-compatible server over HTTP");
+  AddOptions(cmd, args.get());
+  cmd->callback([args, exit_code] {
+    try {
+      *exit_code = RunBenchCommand(*args);
+    } catch (const config::ConfigError& e) {
+      std::cerr << "spillway bench: " << e.what() << "\n";
+      *exit_code = 2;
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "spillway bench: " << e.what() << "\n";
+      *exit_code = 2;
+    } catch (const std::exception& e) {
+      std::cerr << "spillway bench: error: " << e.what() << "\n";
+      *exit_code = 1;
+    }
+  });
+}
+
+}  // namespace spillway::app

@@ -1,0 +1,43 @@
+#include "loadgen/attempt_record.h"
+
+#include <boost/json.hpp>
+
+namespace spillway::loadgen {
+namespace json = boost::json;
+
+std::string_view ToString(AttemptOutcome outcome) {
+  switch (outcome) {
+    case AttemptOutcome::kCompleted:
+      return "completed";
+    case AttemptOutcome::kRejected:
+      return "rejected";
+    case AttemptOutcome::kDroppedAtQueueHead:
+      return "dropped";
+    case AttemptOutcome::kFailed:
+      return "failed";
+    case AttemptOutcome::kAbandoned:
+      return "abandoned";
+    case AttemptOutcome::kTransportError:
+      return "transport_error";
+  }
+  return "unknown";
+}
+
+std::string RecordJson(const AttemptRecord& r) {
+  json::object o;
+  o["request"] = r.request;
+  o["attempt"] = r.attempt;
+  o["scheduled_s"] = r.scheduled_s;
+  o["sent_s"] = r.sent_s;
+  o["status"] = r.status;
+  o["reason"] = r.reason;
+  o["ttft_s"] = r.first_token_s != kNever ? json::value(r.first_token_s - r.sent_s) : nullptr;
+  o["e2e_s"] = r.finished_s - r.sent_s;
+  o["output_tokens"] = r.output_tokens;
+  o["prompt_tokens"] = r.prompt_tokens;
+  o["max_tokens"] = r.max_tokens;
+  o["outcome"] = ToString(r.outcome);
+  return json::serialize(o);
+}
+
+}  // namespace spillway::loadgen

@@ -1,0 +1,48 @@
+#pragma once
+// One HTTP attempt as the load generator saw it, and its line in the --records JSONL file.
+// Times are seconds from the start of the run (the scenario's t = 0).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/types.h"
+
+namespace spillway::loadgen {
+
+/// How one attempt ended, from the client's side.
+enum class AttemptOutcome : std::uint8_t {
+  kCompleted,           ///< 200 and the stream ended normally
+  kRejected,            ///< refused at the door (429, 503, 400)
+  kDroppedAtQueueHead,  ///< admitted, then dropped at the queue head (queue_deadline_exceeded)
+  kFailed,              ///< admitted (or a status that is no refusal), ended in an error
+  kAbandoned,           ///< the client's own TTFT / total timeout: it closed the connection
+  kTransportError,      ///< no response head: connect refused, reset, ...
+};
+
+/// "completed", "rejected", "dropped", "failed", "abandoned", "transport_error".
+std::string_view ToString(AttemptOutcome outcome);
+
+struct AttemptRecord {
+  std::int64_t request = 0;  ///< logical request (arrival) index, from 0
+  std::int32_t attempt = 1;  ///< 1 for the first attempt
+  Seconds scheduled_s = 0;   ///< when the scenario wanted it sent (arrival or retry time)
+  Seconds sent_s = 0;        ///< when the client started it (before connecting)
+  Seconds head_s = kNever;   ///< response head received; kNever when none
+  Seconds first_token_s = kNever;
+  Seconds finished_s = 0;  ///< the attempt's last event: end of stream, refusal, timeout
+  std::int32_t prompt_tokens = 0;
+  std::int32_t max_tokens = 0;
+  std::int32_t output_tokens = 0;
+  int status = 0;             ///< HTTP status; 0 when no head arrived
+  std::string reason;         ///< X-Overload-Reason / error code / timeout kind / transport error
+  Seconds retry_after_s = 0;  ///< the Retry-After header, s (0: none); not in the JSON line
+  AttemptOutcome outcome = AttemptOutcome::kCompleted;
+};
+
+/// One JSON object on one line (no newline): request, attempt, scheduled_s, sent_s, status,
+/// reason, ttft_s (first content event - sent_s; null when none came), e2e_s (finished_s -
+/// sent_s, for every outcome), output_tokens, prompt_tokens, max_tokens, outcome.
+std::string RecordJson(const AttemptRecord& r);
+
+}  // namespace spillway::loadgen

@@ -1,0 +1,396 @@
+#include "loadgen/bench_runner.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+#include <csignal>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+
+#include "core/rng.h"
+#include "loadgen/bench_recorder.h"
+#include "loadgen/classify.h"
+#include "loadgen/http_attempt.h"
+#include "loadgen/http_get.h"
+#include "loadgen/metrics_text.h"
+#include "loadgen/progress.h"
+#include "loadgen/request_body.h"
+#include "loadgen/schedule.h"
+#include "loadgen/target.h"
+#include "net/clock.h"
+#include "report/objectives.h"
+#include "report/scenario_recording.h"
+#include "workload/arrivals.h"
+#include "workload/retry.h"
+
+namespace spillway::loadgen {
+namespace asio = boost::asio;
+namespace {
+
+constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
+
+/// File descriptors kept for everything but request sockets (scrapes, output files, ...).
+constexpr std::int64_t kReservedFds = 64;
+
+/// Seconds allowed for GET /v1/models at the start and for each /metrics scrape.
+constexpr Seconds kModelsTimeout_s = 10;
+constexpr Seconds kScrapeTimeout_s = 0.9;
+
+Endpoints Resolve(asio::io_context& ioc, const Target& target) {
+  asio::ip::tcp::resolver resolver(ioc);
+  boost::system::error_code ec;
+  const auto results = resolver.resolve(target.host, target.port, ec);
+  if (ec || results.empty()) {
+    throw std::runtime_error("cannot resolve " + target.host + ":" + target.port + ": " +
+                             ec.message());
+  }
+  Endpoints out;
+  for (const auto& r : results) {
+    out.push_back(r.endpoint());
+  }
+  return out;
+}
+
+/// The first model id of a GET /v1/models body ({"data": [{"id": ...}, ...]}), if any.
+std::optional<std::string> FirstModelId(const std::string& body) {
+  boost::system::error_code ec;
+  const boost::json::value v = boost::json::parse(body, ec);
+  const boost::json::value* id = ec ? nullptr : v.find_pointer("/data/0/id", ec);
+  if (ec || id == nullptr || !id->is_string()) {
+    return std::nullopt;
+  }
+  return std::string(id->get_string());
+}
+
+/// Whether a scrape holds any metric the recorder uses.
+bool HasAny(const ServerSnapshot& s) {
+  return s.waiting || s.running || s.kv_usage || s.preemptions || s.prompt_tokens ||
+         s.engine_busy_s || s.wasted_engine_s;
+}
+
+class Runner {
+ public:
+  Runner(const Scenario& sc, const BenchOptions& opt)
+      : sc_(sc),
+        opt_(opt),
+        target_(ParseTarget(opt.target_url)),
+        endpoints_(Resolve(ioc_, target_)),
+        schedule_(GenerateArrivals(sc, opt.seed), opt.duration_limit_s),
+        span_s_(std::min(sc.ArrivalSpan(), opt.duration_limit_s)),
+        recorder_(SloOf(sc), PhasesOf(sc)),
+        retry_(sc.client),
+        rng_(opt.seed ^ 0xBE7C4B1DULL),
+        dispatch_timer_(ioc_),
+        idle_(ioc_),
+        tick_timer_(ioc_),
+        signals_(ioc_, SIGINT, SIGTERM) {
+    context_.endpoints = &endpoints_;
+    context_.target = &target_;
+    context_.clock = &clock_;
+    context_.path = "/v1/completions";
+    context_.authorization = opt.api_key.empty() ? "" : "Bearer " + opt.api_key;
+    context_.ttft_timeout_s = sc.client.ttft_timeout_s;
+    context_.total_timeout_s = sc.client.total_timeout_s;
+    context_.max_request_s = opt.max_request_s;
+    context_.on_gap = [this](Seconds gap_s) { recorder_.OnInterTokenGap(gap_s); };
+    max_in_flight_ = opt.max_in_flight > 0
+                         ? opt.max_in_flight
+                         : std::max<std::int64_t>(16, RaiseOpenFileLimit() - kReservedFds);
+  }
+
+  BenchResult Run() {
+    asio::co_spawn(ioc_, Main(), [](std::exception_ptr e) {
+      if (e) {
+        std::rethrow_exception(e);
+      }
+    });
+    ioc_.run();
+    if (opt_.progress) {
+      std::cerr << "\n";
+    }
+    if (!startup_error_.empty()) {
+      throw std::runtime_error(startup_error_);
+    }
+    return Result();
+  }
+
+ private:
+  asio::awaitable<void> Main();
+  asio::awaitable<void> Dispatch();
+  asio::awaitable<void> Request(std::size_t index);
+  asio::awaitable<void> Ticker();
+  asio::awaitable<void> WatchSignals();
+  asio::awaitable<std::optional<ServerSnapshot>> Scrape();
+  asio::awaitable<void> ScrapeSecond(std::int64_t second);
+  AttemptRecord NotSent(const AttemptRecord& base) const;
+  void Finished(const AttemptRecord& r);
+  void PrintProgress();
+  BenchResult Result();
+
+  const Scenario& sc_;
+  const BenchOptions& opt_;
+  asio::io_context ioc_{1};
+  Target target_;
+  Endpoints endpoints_;
+  OpenLoopSchedule schedule_;
+  Seconds span_s_;
+  BenchRecorder recorder_;
+  RetryPlanner retry_;
+  Rng rng_;
+  net::SteadyClock clock_;
+  AttemptContext context_;
+  std::string model_;
+  asio::steady_timer dispatch_timer_;
+  asio::steady_timer idle_;  // woken when the last request ends
+  asio::steady_timer tick_timer_;
+  asio::signal_set signals_;
+  std::optional<ServerSnapshot> first_scrape_;
+  std::optional<ServerSnapshot> last_scrape_;
+  std::string startup_error_;
+  std::int64_t live_requests_ = 0;  // logical requests not yet finished (retries included)
+  std::int64_t max_in_flight_ = 0;
+  std::int64_t peak_in_flight_ = 0;
+  Seconds makespan_s_ = 0;
+  Seconds stopped_at_s_ = kNever;
+  bool scraping_ = false;
+  bool scrape_busy_ = false;
+  bool finished_ = false;
+};
+
+asio::awaitable<void> Runner::Main() {
+  const GetResult models =
+      co_await HttpGet(endpoints_, target_, "/v1/models", context_.authorization, kModelsTimeout_s);
+  if (models.status == 0) {
+    startup_error_ = "cannot reach " + opt_.target_url + ": GET /v1/models: " + models.error;
+    signals_.cancel();
+    co_return;
+  }
+  model_ =
+      !opt_.model.empty() ? opt_.model : FirstModelId(models.body).value_or(std::string("default"));
+  if (opt_.scrape_metrics) {
+    first_scrape_ = co_await Scrape();
+    scraping_ = first_scrape_.has_value();
+    last_scrape_ = first_scrape_;
+  }
+  clock_ = net::SteadyClock();
+  asio::co_spawn(ioc_, WatchSignals(), asio::detached);
+  asio::co_spawn(ioc_, Ticker(), asio::detached);
+  co_await Dispatch();
+  while (live_requests_ > 0) {
+    idle_.expires_at(asio::steady_timer::time_point::max());
+    co_await idle_.async_wait(kUse);
+  }
+  finished_ = true;
+  tick_timer_.cancel();
+  signals_.cancel();
+  if (scraping_) {
+    asio::steady_timer pause(ioc_);
+    while (scrape_busy_) {  // let the last per-second scrape finish first
+      pause.expires_after(std::chrono::milliseconds(20));
+      co_await pause.async_wait(kUse);
+    }
+    if (std::optional<ServerSnapshot> s = co_await Scrape()) {
+      last_scrape_ = s;
+    }
+  }
+}
+
+asio::awaitable<void> Runner::Dispatch() {
+  while (!schedule_.finished()) {
+    const Seconds t = schedule_.next_time_s();
+    if (t > clock_.Now()) {
+      dispatch_timer_.expires_at(clock_.At(t));
+      co_await dispatch_timer_.async_wait(kUse);
+    }
+    const auto [first, last] = schedule_.TakeDue(clock_.Now());
+    for (std::size_t i = first; i < last; ++i) {
+      ++live_requests_;
+      asio::co_spawn(ioc_, Request(i), asio::detached);
+    }
+  }
+}
+
+AttemptRecord Runner::NotSent(const AttemptRecord& base) const {
+  AttemptRecord r = base;
+  r.sent_s = r.finished_s = clock_.Now();
+  r.outcome = AttemptOutcome::kTransportError;
+  r.reason = "client_in_flight_limit";
+  return r;
+}
+
+asio::awaitable<void> Runner::Request(std::size_t index) {
+  const Arrival& a = schedule_.arrival(index);
+  retry_.OnFirstAttempt();
+  const std::string body = CompletionBody(model_, a.prompt_tokens, a.output_tokens,
+                                          opt_.seed * 0x9E3779B97F4A7C15ULL + index);
+  AttemptRecord base;
+  base.request = static_cast<std::int64_t>(index);
+  base.scheduled_s = a.time_s;
+  base.prompt_tokens = a.prompt_tokens;
+  base.max_tokens = a.output_tokens;
+  asio::steady_timer backoff(ioc_);
+  for (;; ++base.attempt) {
+    recorder_.OnAttemptStarted();
+    peak_in_flight_ = std::max(peak_in_flight_, recorder_.in_flight());
+    // (An if, not ?: around co_await: GCC 12 miscompiles co_await inside a conditional
+    // expression that yields a class type.)
+    AttemptRecord r;
+    if (recorder_.in_flight() > max_in_flight_) {
+      r = NotSent(base);
+    } else {
+      r = co_await RunAttempt(context_, base, body);
+    }
+    Finished(r);
+    if (!IsRetryable(r, sc_.client.retry_on_timeout) || stopped_at_s_ != kNever) {
+      break;
+    }
+    const std::optional<Seconds> delay = retry_.Next(base.attempt, r.retry_after_s, rng_);
+    if (!delay.has_value()) {
+      break;
+    }
+    base.scheduled_s = r.finished_s + *delay;
+    backoff.expires_at(clock_.At(base.scheduled_s));
+    co_await backoff.async_wait(kUse);
+    if (stopped_at_s_ != kNever) {
+      break;
+    }
+  }
+  if (--live_requests_ == 0) {
+    idle_.cancel();
+  }
+}
+
+void Runner::Finished(const AttemptRecord& r) {
+  recorder_.OnAttemptDone(r);
+  makespan_s_ = std::max(makespan_s_, r.finished_s);
+  if (opt_.records != nullptr) {
+    *opt_.records << RecordJson(r) << '\n';
+  }
+}
+
+asio::awaitable<void> Runner::Ticker() {
+  for (std::int64_t k = 1; !finished_; ++k) {
+    tick_timer_.expires_at(clock_.At(static_cast<double>(k)));
+    co_await tick_timer_.async_wait(kUse);
+    if (finished_) {
+      break;
+    }
+    recorder_.SampleInFlight(k - 1);
+    if (scraping_ && !scrape_busy_) {
+      asio::co_spawn(ioc_, ScrapeSecond(k - 1), asio::detached);
+    }
+    PrintProgress();
+  }
+}
+
+asio::awaitable<void> Runner::ScrapeSecond(std::int64_t second) {
+  scrape_busy_ = true;
+  if (std::optional<ServerSnapshot> s = co_await Scrape()) {
+    recorder_.OnServerGauges(second, *s);
+    last_scrape_ = s;
+  }
+  scrape_busy_ = false;
+}
+
+asio::awaitable<std::optional<ServerSnapshot>> Runner::Scrape() {
+  const GetResult r =
+      co_await HttpGet(endpoints_, target_, "/metrics", context_.authorization, kScrapeTimeout_s);
+  if (r.status != 200) {
+    co_return std::nullopt;
+  }
+  ServerSnapshot s = ReadServerSnapshot(r.body);
+  co_return HasAny(s) ? std::optional<ServerSnapshot>(s) : std::nullopt;
+}
+
+asio::awaitable<void> Runner::WatchSignals() {
+  auto [ec, signal] = co_await signals_.async_wait(kUse);
+  if (ec) {
+    co_return;
+  }
+  stopped_at_s_ = clock_.Now();
+  schedule_.Stop();
+  dispatch_timer_.cancel();
+  std::cerr << "\nspillway bench: stopping: no new requests; waiting for " << recorder_.in_flight()
+            << " in flight (again to quit now)\n";
+  auto [ec2, signal2] = co_await signals_.async_wait(kUse);
+  if (!ec2) {
+    ioc_.stop();
+  }
+}
+
+void Runner::PrintProgress() {
+  if (!opt_.progress) {
+    return;
+  }
+  Progress p;
+  p.elapsed_s = clock_.Now();
+  p.span_s = span_s_;
+  p.offered = recorder_.offered();
+  p.in_flight = recorder_.in_flight();
+  p.shed = recorder_.shed();
+  p.good = recorder_.good();
+  std::cerr << "\r" << ProgressLine(p) << "\x1b[K" << std::flush;
+}
+
+BenchResult Runner::Result() {
+  if (first_scrape_.has_value() && last_scrape_.has_value()) {
+    recorder_.SetServerTotals(*first_scrape_, *last_scrape_);
+  }
+  BenchResult out;
+  const Seconds duration_s = std::min(span_s_, stopped_at_s_);
+  out.summary = recorder_.Finish(duration_s, makespan_s_);
+  RunSummary& s = out.summary;
+  EvaluateObjectives(sc_.objectives, &s);
+  s.source = "bench";
+  s.scenario = sc_.name;
+  s.policy = opt_.policy_label;
+  s.profile = model_;
+  s.seed = opt_.seed;
+  s.replicas = 1;
+  out.model = model_;
+  out.transport_errors = recorder_.transport_errors();
+  out.send_lag_s = schedule_.lag();
+  out.max_in_flight = peak_in_flight_;
+  out.metrics_scraped = scraping_;
+  out.interrupted = stopped_at_s_ != kNever;
+  if (opt_.timeseries != nullptr) {
+    *opt_.timeseries << TimeseriesJsonl(s, recorder_.in_flight_series());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::int64_t RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return 1024;
+  }
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      limit = raised;
+    }
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? std::int64_t{1} << 20
+                                         : static_cast<std::int64_t>(limit.rlim_cur);
+}
+
+BenchResult RunBench(const Scenario& scenario, const BenchOptions& options) {
+  Runner runner(scenario, options);
+  return runner.Run();
+}
+
+}  // namespace spillway::loadgen

@@ -1,0 +1,30 @@
+#pragma once
+// A small asynchronous HTTP/1.1 GET for the load generator's side requests (GET /v1/models at
+// the start, GET /metrics once a second): its own connection, one deadline for the whole
+// exchange. Boost.Beast stays in http_get.cc.
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+#include "loadgen/target.h"
+
+namespace spillway::loadgen {
+
+using Endpoints = std::vector<boost::asio::ip::tcp::endpoint>;
+
+struct GetResult {
+  int status = 0;     ///< 0 when no response: `error` says why
+  std::string error;  ///< transport error
+  std::string body;
+};
+
+/// GETs `target.Path(path)` from `endpoints` within `timeout_s` seconds, with `authorization`
+/// as the Authorization header when non-empty. Bodies over 16 MiB fail.
+boost::asio::awaitable<GetResult> HttpGet(const Endpoints& endpoints, const Target& target,
+                                          const std::string& path, const std::string& authorization,
+                                          Seconds timeout_s);
+
+}  // namespace spillway::loadgen

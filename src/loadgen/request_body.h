@@ -1,0 +1,26 @@
+#pragma once
+// The body of one streaming completion request, built with Boost.JSON the way vLLM's own
+// benchmark (`vllm bench serve`, random dataset) sends it: a prompt of token ids (so its
+// length is exact on any server), `max_tokens` with `ignore_eos: true` (so exactly that many
+// tokens are generated), temperature 0, and `stream_options.include_usage` (so the final
+// chunk reports the token counts).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace spillway::loadgen {
+
+/// Token ids are drawn from [kFirstTokenId, kFirstTokenId + kTokenIdSpan): ordinary ids in
+/// every common vocabulary (32k Llama-2 and up), clear of the special tokens at the start.
+inline constexpr std::int64_t kFirstTokenId = 1000;
+inline constexpr std::int64_t kTokenIdSpan = 10000;
+
+/// POST /v1/completions body: {"model", "prompt": [ids], "max_tokens", "temperature": 0,
+/// "ignore_eos": true, "stream": true, "stream_options": {"include_usage": true}}. The ids
+/// are a deterministic function of `prompt_seed` (a retry sends the same prompt; different
+/// requests share no prefix, so prefix caching does not make them cheaper).
+std::string CompletionBody(std::string_view model, std::int32_t prompt_tokens,
+                           std::int32_t max_tokens, std::uint64_t prompt_seed);
+
+}  // namespace spillway::loadgen
