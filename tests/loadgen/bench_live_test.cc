@@ -1,0 +1,271 @@
+// `spillway bench` against the real `spillway serve` (RunBench in this process, the server a
+// child process): arrivals leave on the scenario's clock while the server falls behind, client
+// timeouts close connections the server notices, each retry policy shapes the load as the
+// simulator says it should, and a trace replays with exact token counts. Time bounds are
+// generous (a loaded 2-core machine); the whole file runs in well under a minute.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/http_client.h"
+#include "common/server_fixture.h"
+#include "common/temp_dir.h"
+#include "loadgen/bench_runner.h"
+#include "workload/arrivals.h"
+#include "workload/scenario.h"
+
+namespace spillway::loadgen {
+namespace {
+
+namespace json = boost::json;
+using server_test::MetricSum;
+
+struct BenchRun {
+  BenchResult result;
+  std::vector<json::object> records;  ///< sorted by (request, attempt)
+  std::vector<Arrival> arrivals;      ///< the scenario's first attempts
+};
+
+class BenchLiveTest : public server_test::ServerFixture {
+ protected:
+  Scenario Load(const std::string& yaml) {
+    return LoadScenarioFromString(yaml, "test.yaml", dir_.path().string());
+  }
+
+  BenchRun Bench(const Scenario& sc) {
+    BenchOptions o;
+    o.target_url = "http://127.0.0.1:" + std::to_string(server().port());
+    o.seed = sc.seed;
+    o.policy_label = "test";
+    std::ostringstream records;
+    o.records = &records;
+    BenchRun run;
+    run.arrivals = GenerateArrivals(sc, sc.seed);
+    run.result = RunBench(sc, o);
+    std::istringstream lines(records.str());
+    for (std::string line; std::getline(lines, line);) {
+      run.records.push_back(json::parse(line).as_object());
+    }
+    std::sort(run.records.begin(), run.records.end(), [](const auto& a, const auto& b) {
+      const auto key = [](const json::object& r) {
+        return std::make_pair(r.at("request").to_number<int>(), r.at("attempt").to_number<int>());
+      };
+      return key(a) < key(b);
+    });
+    return run;
+  }
+
+  static int Count(const BenchRun& run, const std::string& key, const std::string& value) {
+    return static_cast<int>(
+        std::count_if(run.records.begin(), run.records.end(),
+                      [&](const json::object& r) { return r.at(key).as_string() == value; }));
+  }
+
+  testing_util::TempDir dir_;
+};
+
+// --- The scenario clock -----------------------------------------------------------------------
+
+class ScheduleUnderLoadTest : public BenchLiveTest {
+ protected:
+  // Two running sequences at a time: the server falls far behind 40 req/s.
+  std::vector<std::string> ServerArgs() override {
+    return {"--policy", "unbounded", "--max-num-seqs", "2"};
+  }
+};
+
+TEST_F(ScheduleUnderLoadTest, ArrivalsLeaveOnTheScenarioClockWhateverTheServerDoes) {
+  const Scenario sc = Load(R"(name: clock
+seed: 5
+arrival: {process: steps, steps: [{rate: 40, duration_s: 2}, {rate: 5, duration_s: 1}]}
+classes: [{name: c, prompt_tokens: 16, output_tokens: 32}]
+client: {total_timeout_s: 2.5}
+)");
+  const BenchRun run = Bench(sc);
+  ASSERT_EQ(run.records.size(), run.arrivals.size());  // no retries: one attempt each
+  EXPECT_EQ(run.result.summary.offered, static_cast<std::int64_t>(run.arrivals.size()));
+  EXPECT_EQ(run.result.transport_errors, 0);
+  double max_lag_s = 0;
+  for (std::size_t i = 0; i < run.records.size(); ++i) {
+    const json::object& r = run.records[i];
+    ASSERT_EQ(r.at("request").to_number<std::size_t>(), i);
+    EXPECT_NEAR(r.at("scheduled_s").to_number<double>(), run.arrivals[i].time_s, 1e-9);
+    max_lag_s = std::max(max_lag_s, r.at("sent_s").to_number<double>() - run.arrivals[i].time_s);
+  }
+  EXPECT_LT(max_lag_s, 0.25) << "a request left late by " << max_lag_s << " s";
+  // The server did fall behind: many requests were in flight at once, and some ran out of time.
+  EXPECT_GE(run.result.max_in_flight, 20);
+  EXPECT_GT(run.result.summary.abandoned_after_admission, 0);
+  EXPECT_EQ(run.result.summary.source, "bench");
+  EXPECT_EQ(run.result.summary.policy, "test");
+  EXPECT_EQ(run.result.summary.profile, "spillway-emulated");  // from GET /v1/models
+}
+
+// --- Client timeouts ------------------------------------------------------------------------
+
+class TimeoutTest : public BenchLiveTest {
+ protected:
+  std::vector<std::string> ServerArgs() override {
+    return {"--policy",           "unbounded", "--max-num-seqs", "2", "--request-timeout-s", "60",
+            "--client-timeout-s", "90"};
+  }
+};
+
+TEST_F(TimeoutTest, TimedOutClientsCloseTheirConnectionsAndTheServerAbortsTheirRequests) {
+  const std::map<std::string, std::string> disconnect = {{"cause", "client_disconnect"}};
+  const double before = MetricSum(Metrics(), "spillway_aborts_total", disconnect);
+  // Requests of 2000 tokens: two run (and reach the total timeout), the rest wait (and reach
+  // the TTFT timeout).
+  const Scenario sc = Load(R"(name: timeouts
+seed: 2
+arrival: {process: poisson, rate: 20, duration_s: 0.5}
+classes: [{name: c, prompt_tokens: 8, output_tokens: 2000}]
+client: {ttft_timeout_s: 0.4, total_timeout_s: 0.8}
+)");
+  const BenchRun run = Bench(sc);
+  const auto n = static_cast<std::int64_t>(run.arrivals.size());
+  ASSERT_GE(n, 4);
+  EXPECT_EQ(run.result.summary.abandoned_after_admission, n);
+  EXPECT_EQ(run.result.summary.completed, 0);
+  EXPECT_EQ(Count(run, "outcome", "abandoned"), n);
+  EXPECT_GT(Count(run, "reason", "ttft_timeout"), 0);
+  EXPECT_GT(Count(run, "reason", "total_timeout"), 0);
+  for (const json::object& r : run.records) {
+    const double e2e = r.at("e2e_s").to_number<double>();
+    const double limit = r.at("reason").as_string() == "ttft_timeout" ? 0.4 : 0.8;
+    EXPECT_GE(e2e, limit - 0.01);
+    EXPECT_LT(e2e, limit + 0.3) << "the client gave up late";
+  }
+  bool held = false;
+  const std::string text = PollMetrics(
+      [&](const std::string& t) {
+        // The gauges follow at the engine's next step.
+        return MetricSum(t, "spillway_aborts_total", disconnect) - before >=
+                   static_cast<double>(n) &&
+               MetricSum(t, "vllm:num_requests_running") == 0 &&
+               MetricSum(t, "vllm:num_requests_waiting") == 0;
+      },
+      5.0, &held);
+  EXPECT_TRUE(held) << "client_disconnect aborts rose by "
+                    << MetricSum(text, "spillway_aborts_total", disconnect) - before << ", want "
+                    << n << "; the engine should then be empty:\n"
+                    << text;
+  EXPECT_EQ(MetricSum(text, "spillway_aborts_total", disconnect) - before, static_cast<double>(n));
+}
+
+// --- Retry policies -------------------------------------------------------------------------
+
+// One running and one queued request at most: nearly everything else gets 503 queue_full.
+class RetryTest : public BenchLiveTest {
+ protected:
+  std::vector<std::string> ServerArgs() override {
+    return {"--policy", "tail-drop", "--max-num-queued-reqs", "1", "--max-num-seqs", "1"};
+  }
+
+  Scenario WithRetry(const std::string& retry) {
+    return Load(R"(name: retries
+seed: 3
+arrival: {process: poisson, rate: 20, duration_s: 1.5}
+classes: [{name: c, prompt_tokens: 8, output_tokens: 8}]
+client:
+  total_timeout_s: 10
+  retry: )" + retry +
+                "\n");
+  }
+};
+
+TEST_F(RetryTest, NoneSendsEachRequestOnce) {
+  const RunSummary s = Bench(WithRetry("{policy: none}")).result.summary;
+  EXPECT_EQ(s.retries, 0);
+  EXPECT_GT(s.rejected_by_reason.count("queue_full"), 0u);
+}
+
+TEST_F(RetryTest, FixedShortRetriesAmplifyTheLoad) {
+  const BenchRun run = Bench(WithRetry("{policy: fixed, max_attempts: 10, interval_s: 0.05}"));
+  const RunSummary& s = run.result.summary;
+  EXPECT_GT(s.offered, 2 * s.first_attempts)
+      << "offered " << s.offered << " for " << s.first_attempts << " requests";
+  EXPECT_GT(s.rejected_by_status.at("503"), s.first_attempts);
+  // Retries leave interval_s after the refusal.
+  for (std::size_t i = 1; i < run.records.size(); ++i) {
+    const json::object& r = run.records[i];
+    if (r.at("attempt").to_number<int>() > 1) {
+      EXPECT_GE(
+          r.at("sent_s").to_number<double>() - run.records[i - 1].at("sent_s").to_number<double>(),
+          0.05);
+    }
+  }
+}
+
+TEST_F(RetryTest, BackoffWithJitterAndABudgetDoesNot) {
+  const RunSummary s =
+      Bench(WithRetry("{policy: backoff-jitter, max_attempts: 3, base_s: 1, jitter_s: 0.2, "
+                      "max_backoff_s: 2, budget: 0.2}"))
+          .result.summary;
+  EXPECT_LE(s.retries, static_cast<std::int64_t>(0.2 * static_cast<double>(s.first_attempts)) + 1);
+  EXPECT_LT(static_cast<double>(s.offered), 1.5 * static_cast<double>(s.first_attempts));
+  EXPECT_GT(s.rejected_total, 0);
+}
+
+// --- Trace replay ---------------------------------------------------------------------------
+
+class TraceReplayTest : public BenchLiveTest {};
+
+TEST_F(TraceReplayTest, ReplaysATinyAzureTraceWithExactTokenCounts) {
+  dir_.Write("tiny.csv",
+             "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+             "2023-11-16 18:15:46.6805900,37,5\n"
+             "2023-11-16 18:15:46.9805900,120,3\n"
+             "2023-11-16 18:15:47.2805900,15,8\n"
+             "2023-11-16 18:15:47.6805900,64,2\n");
+  const Scenario sc = Load(R"(name: tiny-trace
+seed: 9
+arrival: {process: trace, file: tiny.csv, time_scale: 0.5, rate_multiplier: 2}
+)");
+  const std::string before = Metrics();
+  const BenchRun run = Bench(sc);
+  ASSERT_EQ(run.arrivals.size(), 8u);  // four records, each twice
+  ASSERT_EQ(run.records.size(), 8u);
+  double prompt_tokens = 0;
+  for (std::size_t i = 0; i < run.records.size(); ++i) {
+    const json::object& r = run.records[i];
+    EXPECT_NEAR(r.at("scheduled_s").to_number<double>(), run.arrivals[i].time_s, 1e-9);
+    EXPECT_EQ(r.at("prompt_tokens").to_number<int>(), run.arrivals[i].prompt_tokens);
+    EXPECT_EQ(r.at("outcome").as_string(), "completed") << json::serialize(r);
+    EXPECT_EQ(r.at("output_tokens").to_number<int>(), run.arrivals[i].output_tokens);
+    prompt_tokens += run.arrivals[i].prompt_tokens;
+  }
+  EXPECT_LT(run.records.back().at("scheduled_s").to_number<double>(), 0.5 + 1e-9);  // 1 s x 0.5
+  const RunSummary& s = run.result.summary;
+  EXPECT_EQ(s.completed, 8);
+  EXPECT_DOUBLE_EQ(s.duration_s, 0.5);
+  // Token-id prompts are counted exactly by the server.
+  const std::string after = Metrics();
+  EXPECT_DOUBLE_EQ(
+      MetricSum(after, "vllm:prompt_tokens_total") - MetricSum(before, "vllm:prompt_tokens_total"),
+      prompt_tokens);
+  EXPECT_EQ(s.prefill_tokens, static_cast<std::int64_t>(prompt_tokens));
+  EXPECT_TRUE(run.result.metrics_scraped);
+  EXPECT_GT(s.engine_busy_s, 0);
+}
+
+TEST(BenchUnreachableTest, NoServerIsAnErrorAtTheStart) {
+  const Scenario sc = LoadScenarioFromString(R"(name: x
+arrival: {process: poisson, rate: 1, duration_s: 1}
+classes: [{name: c, prompt_tokens: 1, output_tokens: 1}]
+)",
+                                             "x.yaml");
+  BenchOptions o;
+  o.target_url = "http://127.0.0.1:1";
+  EXPECT_THROW(RunBench(sc, o), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace spillway::loadgen

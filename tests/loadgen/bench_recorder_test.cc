@@ -1,0 +1,172 @@
+// BenchRecorder: the summary arithmetic of a bench run, checked against values computed by hand
+// from eight fixed attempts, and the server-counter deltas.
+
+#include "loadgen/bench_recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace spillway::loadgen {
+namespace {
+
+AttemptRecord Attempt(AttemptOutcome outcome, Seconds sent_s, Seconds head_s, Seconds first_s,
+                      Seconds finished_s, std::int32_t tokens, int status = 200,
+                      std::string reason = "") {
+  AttemptRecord r;
+  r.outcome = outcome;
+  r.sent_s = sent_s;
+  r.head_s = head_s;
+  r.first_token_s = first_s;
+  r.finished_s = finished_s;
+  r.output_tokens = tokens;
+  r.status = status;
+  r.reason = std::move(reason);
+  return r;
+}
+
+class BenchRecorderTest : public ::testing::Test {
+ protected:
+  // SLO: TTFT <= 0.5 s and TPOT <= 0.15 s; one Poisson phase [0, 10) at 1 req/s.
+  BenchRecorderTest() : recorder_(GoodputSlo{0.5, 0.15, std::nullopt}, {{0, 10, 1.0}}) {}
+
+  void Feed(const AttemptRecord& r) {
+    recorder_.OnAttemptStarted();
+    recorder_.OnAttemptDone(r);
+  }
+
+  void FeedAll() {
+    using O = AttemptOutcome;
+    // 1. completed: TTFT 0.2, TPOT (1.2 - 0.2) / 10 = 0.1, E2E 1.2: good.
+    Feed(Attempt(O::kCompleted, 0.0, 0.01, 0.2, 1.2, 11));
+    // 2. completed: TTFT 0.4, TPOT (2.9 - 0.4) / 10 = 0.25 > 0.15: not good.
+    Feed(Attempt(O::kCompleted, 0.5, 0.51, 0.9, 3.4, 11));
+    // 3-4. refused at the door; 4 is a retry.
+    Feed(Attempt(O::kRejected, 1.0, 1.01, kNever, 1.01, 0, 429, "queue_delay_exceeded"));
+    AttemptRecord retry = Attempt(O::kRejected, 1.5, 1.51, kNever, 1.51, 0, 503, "queue_full");
+    retry.attempt = 2;
+    Feed(retry);
+    // 5. admitted, dropped at the queue head.
+    Feed(
+        Attempt(O::kDroppedAtQueueHead, 2.0, 2.01, kNever, 2.8, 0, 200, "queue_deadline_exceeded"));
+    // 6. no head before the client's TTFT timeout: admitted (at 4.5) and abandoned.
+    Feed(Attempt(O::kAbandoned, 2.5, kNever, kNever, 4.5, 0, 0, "ttft_timeout"));
+    // 7. a 504.
+    Feed(Attempt(O::kFailed, 3.0, 3.5, kNever, 3.5, 0, 504, "request_timeout"));
+    // 8. connection refused.
+    Feed(Attempt(O::kTransportError, 3.5, kNever, kNever, 3.5, 0, 0, "connect: refused"));
+  }
+
+  BenchRecorder recorder_;
+};
+
+TEST_F(BenchRecorderTest, CountsRatesAndPercentilesAsComputedByHand) {
+  FeedAll();
+  EXPECT_EQ(recorder_.in_flight(), 0);
+  EXPECT_EQ(recorder_.offered(), 8);
+  EXPECT_EQ(recorder_.shed(), 3);  // two refusals and one drop
+  EXPECT_EQ(recorder_.good(), 1);
+  EXPECT_EQ(recorder_.transport_errors(), 1);
+  const RunSummary s = recorder_.Finish(10, 4.5);
+  EXPECT_EQ(s.offered, 8);
+  EXPECT_EQ(s.first_attempts, 7);
+  EXPECT_EQ(s.retries, 1);
+  EXPECT_EQ(s.admitted, 5);  // 1, 2, 5, 6, 7
+  EXPECT_EQ(s.rejected_total, 2);
+  EXPECT_EQ(s.rejected_by_status.at("429"), 1);
+  EXPECT_EQ(s.rejected_by_status.at("503"), 1);
+  EXPECT_EQ(s.rejected_by_reason.at("queue_full"), 1);
+  EXPECT_EQ(s.offered, s.admitted + s.rejected_total + recorder_.transport_errors());
+  EXPECT_EQ(s.dropped_at_queue_head, 1);
+  EXPECT_EQ(s.completed, 2);
+  EXPECT_EQ(s.good, 1);
+  EXPECT_EQ(s.abandoned_after_admission, 1);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_DOUBLE_EQ(s.goodput_rps, 0.1);
+  EXPECT_DOUBLE_EQ(s.throughput_rps, 0.2);
+  EXPECT_DOUBLE_EQ(s.slo_attainment, 1.0 / 8);
+  EXPECT_EQ(s.ttft_s.count, 2);
+  EXPECT_NEAR(s.ttft_s.p50, 0.2, 1e-12);  // nearest rank of {0.2, 0.4}
+  EXPECT_NEAR(s.ttft_s.max, 0.4, 1e-12);
+  EXPECT_NEAR(s.tpot_s.mean, 0.175, 1e-12);
+  EXPECT_NEAR(s.e2e_s.p99, 2.9, 1e-12);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 4.5);
+  ASSERT_EQ(s.phases.size(), 1u);
+  EXPECT_EQ(s.phases[0].offered, 8);
+  EXPECT_EQ(s.phases[0].admitted, 5);
+  EXPECT_EQ(s.phases[0].rejected, 2);
+  EXPECT_EQ(s.phases[0].dropped, 1);
+  EXPECT_DOUBLE_EQ(s.phases[0].goodput_rps, 0.1);
+  // Per second, by send time for offered and by event time for the rest.
+  ASSERT_GE(s.timeseries.size(), 5u);
+  EXPECT_EQ(s.timeseries[0].offered, 2);    // 1, 2
+  EXPECT_EQ(s.timeseries[1].offered, 2);    // 3, 4
+  EXPECT_EQ(s.timeseries[1].rejected, 2);   // 3, 4
+  EXPECT_EQ(s.timeseries[2].rejected, 1);   // 5, dropped at 2.8
+  EXPECT_EQ(s.timeseries[3].completed, 1);  // 2, at 3.4
+  EXPECT_EQ(s.timeseries[1].good, 1);       // 1, at 1.2
+  EXPECT_EQ(s.timeseries[4].admitted, 1);   // 6, counted when the client gave up
+}
+
+TEST_F(BenchRecorderTest, ServerCountersBecomeDeltasAndGaugesFillTheSeries) {
+  FeedAll();
+  recorder_.SampleInFlight(0);
+  ServerSnapshot gauges;
+  gauges.waiting = 7;
+  gauges.running = 3;
+  gauges.kv_usage = 0.5;
+  recorder_.OnServerGauges(1, gauges);
+  ServerSnapshot first;
+  first.preemptions = 3;
+  first.engine_busy_s = 10;
+  first.wasted_engine_s = 1;
+  first.prompt_tokens = 100;
+  ServerSnapshot last = first;
+  last.preemptions = 5;
+  last.engine_busy_s = 14.5;
+  last.wasted_engine_s = 1.5;
+  last.prompt_tokens = 400;
+  last.service_rate_rps = 9.5;
+  recorder_.SetServerTotals(first, last);
+  const RunSummary s = recorder_.Finish(10, 4.5);
+  EXPECT_EQ(s.preemptions, 2);
+  EXPECT_DOUBLE_EQ(s.engine_busy_s, 4.5);
+  EXPECT_DOUBLE_EQ(s.wasted_engine_s, 0.5);
+  EXPECT_EQ(s.prefill_tokens, 300);
+  EXPECT_DOUBLE_EQ(s.est_service_rate_rps, 9.5);
+  EXPECT_EQ(s.max_waiting, 7);
+  EXPECT_EQ(s.timeseries[1].running, 3);
+  EXPECT_DOUBLE_EQ(s.timeseries[1].kv_usage, 0.5);
+
+  std::istringstream lines(TimeseriesJsonl(s, recorder_.in_flight_series()));
+  std::string first_line;
+  ASSERT_TRUE(std::getline(lines, first_line));
+  const boost::json::value v = boost::json::parse(first_line);
+  EXPECT_EQ(v.at("offered").to_number<int>(), 2);
+  EXPECT_EQ(v.at("in_flight").to_number<int>(), 0);
+  EXPECT_TRUE(v.as_object().contains("shed"));
+}
+
+TEST(AttemptRecordTest, OneJsonLineWithNullTtftWhenNoTokenCame) {
+  AttemptRecord r;
+  r.request = 4;
+  r.attempt = 2;
+  r.sent_s = 1.0;
+  r.finished_s = 1.25;
+  r.status = 503;
+  r.reason = "queue_full";
+  r.outcome = AttemptOutcome::kRejected;
+  const std::string line = RecordJson(r);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const boost::json::value v = boost::json::parse(line);
+  EXPECT_TRUE(v.at("ttft_s").is_null());
+  EXPECT_DOUBLE_EQ(v.at("e2e_s").to_number<double>(), 0.25);
+  EXPECT_EQ(v.at("outcome").as_string(), "rejected");
+  EXPECT_EQ(v.at("attempt").to_number<int>(), 2);
+  EXPECT_EQ(v.at("reason").as_string(), "queue_full");
+}
+
+}  // namespace
+}  // namespace spillway::loadgen

@@ -1,0 +1,49 @@
+// Prometheus text lookups (loadgen/metrics_text.h).
+
+#include "loadgen/metrics_text.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace spillway::loadgen {
+namespace {
+
+constexpr const char* kExposition =
+    "# HELP vllm:num_requests_waiting Requests waiting to be scheduled.\n"
+    "# TYPE vllm:num_requests_waiting gauge\n"
+    "vllm:num_requests_waiting{model_name=\"a\"} 3\n"
+    "vllm:num_requests_waiting{model_name=\"b}\\\"x\"} 4 1700000000000\n"
+    "vllm:num_requests_waiting_total 100\n"
+    "vllm:kv_cache_usage_perc{model_name=\"a\"} 0.25\r\n"
+    "vllm:kv_cache_usage_perc{model_name=\"b\"} 0.75\n"
+    "spillway_wasted_engine_seconds_total 1.5e+01\n"
+    "spillway_engine_busy_seconds_total +Inf\n"
+    "vllm:num_preemptions_total{model_name=\"a\"} not-a-number\n";
+
+TEST(MetricsTextTest, SumsEverySeriesOfTheNameAndNothingElse) {
+  EXPECT_EQ(SampleSum(kExposition, "vllm:num_requests_waiting"), 7.0);
+  EXPECT_EQ(SampleSum(kExposition, "vllm:num_requests_waiting_total"), 100.0);
+  EXPECT_EQ(SampleSum(kExposition, "spillway_wasted_engine_seconds_total"), 15.0);
+  EXPECT_EQ(SampleMean(kExposition, "vllm:kv_cache_usage_perc"), 0.5);
+  EXPECT_TRUE(std::isinf(*SampleSum(kExposition, "spillway_engine_busy_seconds_total")));
+}
+
+TEST(MetricsTextTest, AbsentOrMalformedIsNullopt) {
+  EXPECT_FALSE(SampleSum(kExposition, "vllm:num_requests_running").has_value());
+  EXPECT_FALSE(SampleSum(kExposition, "vllm:num_preemptions_total").has_value());
+  EXPECT_FALSE(SampleSum("", "x").has_value());
+  EXPECT_FALSE(SampleSum("# x 1\n", "x").has_value());
+}
+
+TEST(MetricsTextTest, SnapshotFallsBackToTheOlderKvGaugeName) {
+  const ServerSnapshot s =
+      ReadServerSnapshot("vllm:gpu_cache_usage_perc 0.4\nvllm:num_requests_running 2\n");
+  EXPECT_EQ(s.kv_usage, 0.4);
+  EXPECT_EQ(s.running, 2.0);
+  EXPECT_FALSE(s.waiting.has_value());
+  EXPECT_FALSE(s.wasted_engine_s.has_value());
+}
+
+}  // namespace
+}  // namespace spillway::loadgen
