@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -14,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 #include <csignal>
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -39,6 +39,14 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
+
+/// Completion of a spawned coroutine: an exception escapes from io_context::run (and so from
+/// RunBench) instead of vanishing with a request that would then never end.
+void Rethrow(std::exception_ptr e) {
+  if (e) {
+    std::rethrow_exception(e);
+  }
+}
 
 /// File descriptors kept for everything but request sockets (scrapes, output files, ...).
 constexpr std::int64_t kReservedFds = 64;
@@ -104,17 +112,13 @@ class Runner {
     context_.total_timeout_s = sc.client.total_timeout_s;
     context_.max_request_s = opt.max_request_s;
     context_.on_gap = [this](Seconds gap_s) { recorder_.OnInterTokenGap(gap_s); };
-    max_in_flight_ = opt.max_in_flight > 0
-                         ? opt.max_in_flight
-                         : std::max<std::int64_t>(16, RaiseOpenFileLimit() - kReservedFds);
+    const std::int64_t open_files = RaiseOpenFileLimit();
+    max_in_flight_ = opt.max_in_flight > 0 ? opt.max_in_flight
+                                           : std::max<std::int64_t>(16, open_files - kReservedFds);
   }
 
   BenchResult Run() {
-    asio::co_spawn(ioc_, Main(), [](std::exception_ptr e) {
-      if (e) {
-        std::rethrow_exception(e);
-      }
-    });
+    asio::co_spawn(ioc_, Main(), Rethrow);
     ioc_.run();
     if (opt_.progress) {
       std::cerr << "\n";
@@ -184,8 +188,8 @@ asio::awaitable<void> Runner::Main() {
     last_scrape_ = first_scrape_;
   }
   clock_ = net::SteadyClock();
-  asio::co_spawn(ioc_, WatchSignals(), asio::detached);
-  asio::co_spawn(ioc_, Ticker(), asio::detached);
+  asio::co_spawn(ioc_, WatchSignals(), Rethrow);
+  asio::co_spawn(ioc_, Ticker(), Rethrow);
   co_await Dispatch();
   while (live_requests_ > 0) {
     idle_.expires_at(asio::steady_timer::time_point::max());
@@ -216,7 +220,7 @@ asio::awaitable<void> Runner::Dispatch() {
     const auto [first, last] = schedule_.TakeDue(clock_.Now());
     for (std::size_t i = first; i < last; ++i) {
       ++live_requests_;
-      asio::co_spawn(ioc_, Request(i), asio::detached);
+      asio::co_spawn(ioc_, Request(i), Rethrow);
     }
   }
 }
@@ -288,7 +292,7 @@ asio::awaitable<void> Runner::Ticker() {
     }
     recorder_.SampleInFlight(k - 1);
     if (scraping_ && !scrape_busy_) {
-      asio::co_spawn(ioc_, ScrapeSecond(k - 1), asio::detached);
+      asio::co_spawn(ioc_, ScrapeSecond(k - 1), Rethrow);
     }
     PrintProgress();
   }

@@ -49,7 +49,8 @@ struct BenchResult {
 /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the new soft limit.
 std::int64_t RaiseOpenFileLimit();
 
-/// Runs `scenario` against `options.target_url`; blocks until every request ended. Throws
+/// Runs `scenario` against `options.target_url`; blocks until every request ended. Raises the
+/// open-file limit first (RaiseOpenFileLimit: a socket per request in flight). Throws
 /// std::invalid_argument for a bad URL and std::runtime_error when the target cannot be
 /// resolved or reached (GET /v1/models gets no HTTP answer).
 BenchResult RunBench(const Scenario& scenario, const BenchOptions& options);
