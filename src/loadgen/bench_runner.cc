@@ -180,8 +180,16 @@ asio::awaitable<void> Runner::Main() {
     signals_.cancel();
     co_return;
   }
-  model_ =
-      !opt_.model.empty() ? opt_.model : FirstModelId(models.body).value_or(std::string("default"));
+  model_ = opt_.model;
+  if (model_.empty()) {
+    const std::optional<std::string> id =
+        models.status == 200 ? FirstModelId(models.body) : std::nullopt;
+    if (!id.has_value()) {
+      std::cerr << "spillway bench: GET /v1/models answered " << models.status
+                << " without a model id; requests name the model 'default' (see --model)\n";
+    }
+    model_ = id.value_or("default");
+  }
   if (opt_.scrape_metrics) {
     first_scrape_ = co_await Scrape();
     scraping_ = first_scrape_.has_value();
