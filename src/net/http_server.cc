@@ -4,6 +4,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -35,7 +36,10 @@ struct ConnectionSlot {
 }  // namespace
 
 HttpServer::HttpServer(asio::io_context& ioc, HttpServerOptions options, Handler handler)
-    : ioc_(ioc), options_(std::move(options)), handler_(std::move(handler)), acceptor_(ioc) {}
+    : ioc_(ioc),
+      options_(std::move(options)),
+      handler_(std::move(handler)),
+      acceptor_(asio::make_strand(ioc)) {}  // AcceptLoop and StopAccepting share this strand
 
 void HttpServer::Start() {
   boost::system::error_code ec;
@@ -63,8 +67,11 @@ void HttpServer::Start() {
 }
 
 void HttpServer::StopAccepting() {
-  boost::system::error_code ec;
-  acceptor_.close(ec);
+  // The acceptor is not thread-safe: close it on its strand, never beside AcceptLoop.
+  asio::post(acceptor_.get_executor(), [this] {
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+  });
 }
 
 asio::awaitable<void> HttpServer::AcceptLoop() {
