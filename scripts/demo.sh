@@ -1,26 +1,77 @@
 #!/usr/bin/env bash
-# The main job (make demo): the reference burst served three ways, then a real trace.
-# Everything here runs in the discrete-event simulator over the emulated executor (a roofline
-# cost model of the GPU; no model runs). Outputs go to out/.
+# The main job (make demo): the reference burst served live three ways, then a real trace.
+#
+# `spillway serve` runs an EMULATED engine (a roofline cost model of the GPU paces each
+# iteration; no model runs, the text is placeholder words); `spillway bench` sends the
+# scenario's requests over HTTP, open loop, streaming, and measures at the client. Outputs
+# (run summaries, per-request records, HTML reports) go to out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=./build/spillway
 out=out
 mkdir -p "$out"
 trace=${TRACE:-../shared/traces/AzureLLMInferenceTrace_conv.csv}
+server_pid=""
 
 say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 
+stop_server() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  server_pid=""
+}
+trap stop_server EXIT
+
+# start_server LOG ARGS...: starts `spillway serve --port 0 ARGS` and sets $url once it listens.
+start_server() {
+  local log=$1
+  shift
+  "$bin" serve --port 0 "$@" 2>"$log" &
+  server_pid=$!
+  for _ in $(seq 1 100); do
+    url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$log" | head -1)
+    if [ -n "$url" ]; then
+      return 0
+    fi
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "spillway serve exited; its log:" >&2
+      cat "$log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+  echo "spillway serve did not start listening; its log:" >&2
+  cat "$log" >&2
+  exit 1
+}
+
 say "1. What does the reference engine sustain? (seed-a100-7b: Llama-2-7B on A100, emulated)"
-echo "   Bisection on a steady Poisson rate of the 70/20/10 chat/coding/document mix until p95 TTFT"
-echo "   or p95 TPOT leaves its SLO (1.0 s / 35 ms)."
+echo "   Bisection in the simulator on a steady Poisson rate of the 70/20/10 chat/coding/document"
+echo "   mix until p95 TTFT or p95 TPOT leaves its SLO (1.0 s / 35 ms)."
 $bin sim --scenario scenarios/seed-burst.yaml --measure-capacity | tail -1
 
-say "2. The reference burst: 8 req/s for 30 s, 30 req/s for 60 s, 8 req/s for 60 s"
-echo "   Clients give up after 2 s without a first token. Goodput = completed within TTFT 1 s and"
-echo "   TPOT 35 ms (vLLM bench --goodput). Three admission policies on the same arrivals:"
-$bin sim --scenario scenarios/seed-burst.yaml --compare unbounded,tail-drop,predictive \
-  --json "$out/seed-burst.json" | sed -n '3,$p'
+say "2. The reference burst, live: 8 req/s for 10 s, 30 req/s for 40 s, 8 req/s for 10 s"
+cat <<'TXT'
+   Three times: `spillway serve --policy P` (emulated engine, the lesson's 4.5 s gateway
+   deadline) and `spillway bench` replaying scenarios/seed-burst-short.yaml against it, about
+   a minute each. Clients give up after 2 s without a first token. Goodput = completed within
+   TTFT 1 s and TPOT 35 ms, measured at the client (vLLM bench --goodput).
+TXT
+live_runs=()
+for policy in unbounded tail-drop predictive; do
+  printf '   %-11s ' "$policy:"
+  start_server "$out/serve-$policy.log" --policy "$policy"
+  $bin bench --target "$url" --scenario scenarios/seed-burst-short.yaml \
+    --policy-label "$policy" --no-progress --json "$out/live-$policy.json" \
+    --records "$out/live-$policy.jsonl" >"$out/bench-$policy.txt"
+  stop_server
+  echo "done ($out/bench-$policy.txt)"
+  live_runs+=("$out/live-$policy.json")
+done
+echo
+$bin report "${live_runs[@]}" --out "$out/live-report" --table | sed 's/^/   /'
 cat <<'TXT'
 
    unbounded:  everything is admitted; during the burst the queue outgrows the clients'
@@ -28,30 +79,42 @@ cat <<'TXT'
    tail-drop:  a 32-request queue (503 queue_full) still holds more than a second of work:
                the requests it serves miss the 1 s TTFT SLO.
    predictive: W_est = queue / measured service rate; a request that cannot get its first
-               token within the SLO is refused at once (429 + Retry-After): the engine spends
-               its time on requests that will be good.
+               token within the SLO is refused at once (429 + Retry-After), and one that
+               could not finish before the 4.5 s gateway deadline too (deadline_unreachable):
+               the engine spends its time on requests that will be good.
 TXT
 
-say "3. Without cancellation propagation, the doomed work shows up as wasted engine time"
-$bin sim --scenario scenarios/seed-burst.yaml --compare unbounded,predictive \
-  --no-cancel-propagation --json "$out/seed-burst-no-cancel.json" |
-  grep -E '^(policy|good \(|engine busy|wasted)'
+say "3. The simulator on the same scenario (virtual time, the same engine and admission code)"
+$bin sim --scenario scenarios/seed-burst-short.yaml --compare unbounded,tail-drop,predictive \
+  --json "$out/sim-seed-burst-short.json" | grep -E '^(policy|admitted|good \(|goodput req/s, 10|TTFT p95)'
+echo "   (The simulator has no 4.5 s server deadline, so it refuses nothing as deadline_unreachable.)"
 
 if [ -f "$trace" ]; then
-  say "4. A real trace: Azure LLM inference (conversation), 2 minutes, on h100-llama3-8b (emulated)"
+  say "4. A real trace, live: Azure LLM inference (conversation), 2 minutes, on h100-llama3-8b"
   echo "   Source: Azure/AzurePublicDataset, CC-BY-4.0 ($trace)"
+  echo "   Predictive admission (TTFT SLO 2 s, TPOT 100 ms), at 1x and 3x the recorded load."
+  trace_runs=()
   for m in 1 3; do
-    echo
-    echo "   at ${m}x the recorded load:"
-    $bin sim --scenario scenarios/azure-conv.yaml --compare unbounded,predictive \
-      --rate-multiplier "$m" --json "$out/azure-conv-${m}x.json" | sed -n '4,$p'
+    printf '   %sx: ' "$m"
+    start_server "$out/serve-azure-${m}x.log" --profile h100-llama3-8b --policy predictive \
+      --ttft-slo-s 2 --tpot-slo-s 0.1 --request-timeout-s 100 --client-timeout-s 130
+    $bin bench --target "$url" --scenario scenarios/azure-conv.yaml --rate-multiplier "$m" \
+      --policy-label "predictive ${m}x" --no-progress --json "$out/live-azure-${m}x.json" \
+      >"$out/bench-azure-${m}x.txt"
+    stop_server
+    echo "done ($out/bench-azure-${m}x.txt)"
+    trace_runs+=("$out/live-azure-${m}x.json")
   done
+  echo
+  $bin report "${trace_runs[@]}" --out "$out/azure-report" --table | sed 's/^/   /'
+  cat <<'TXT'
+
+   At 3x the recorded load the engine cannot serve everything: predictive admission refuses
+   the excess at the door (429 with Retry-After) and keeps what it admits within the SLOs.
+TXT
 else
   say "4. (skipped: no trace at $trace; set TRACE=path/to/AzureLLMInferenceTrace_conv.csv)"
 fi
 
-say "5. The three policies on one page: charts and the table side by side (docs/report.md)"
-$bin report "$out/seed-burst.json" --out "$out/seed-burst-report"
-echo "   open $out/seed-burst-report/index.html in a browser (from disk; no server needed)"
-
-say "Run summaries (JSON, per-second time series included) are in $out/"
+say "Reports: open $out/live-report/index.html (and $out/azure-report/index.html) in a browser."
+echo "Run summaries (JSON, per-second time series), per-request records and logs are in $out/."

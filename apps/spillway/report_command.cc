@@ -14,6 +14,7 @@
 #include "report/html_page.h"
 #include "report/run_labels.h"
 #include "report/summary_reader.h"
+#include "report/table.h"
 #include "run_process.h"
 
 namespace spillway::app {
@@ -26,6 +27,7 @@ constexpr double kGnuplotTimeoutS = 120;
 struct ReportArgs {
   std::vector<std::string> inputs;
   std::string out_dir;
+  bool table = false;  // also print the side-by-side table to stdout
 };
 
 // The runs of every input, in order, and the file each came from.
@@ -108,6 +110,9 @@ int RunReport(const ReportArgs& a) {
                  "gnuplot-nox (scripts/deps.sh, `make deps`, installs it)\n";
     return 1;
   }
+  if (a.table) {
+    std::cout << CompareTable(loaded.runs) << "\n";
+  }
   std::vector<LabelSource> sources;
   for (std::size_t i = 0; i < loaded.runs.size(); ++i) {
     sources.push_back({loaded.runs[i].policy, loaded.runs[i].scenario, loaded.files[i]});
@@ -147,6 +152,8 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
       ->check([](const std::string& s) {
         return s.empty() ? std::string("needs a directory") : std::string();
       });
+  report->add_flag("--table", args->table,
+                   "Also print the runs' side-by-side table (as `sim --compare`) to stdout");
   report->callback([args, exit_code] {
     try {
       *exit_code = RunReport(*args);
