@@ -30,7 +30,7 @@ std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
       {"dropped at queue head (429)",
        [](const RunSummary& s) { return Count(s.dropped_at_queue_head); }},
       {"completed", [](const RunSummary& s) { return Count(s.completed); }},
-      {"failed (engine error)", [](const RunSummary& s) { return Count(s.failed); }},
+      {"failed (error after admission)", [](const RunSummary& s) { return Count(s.failed); }},
       {"good (within every SLO)", [](const RunSummary& s) { return Count(s.good); }},
       {"goodput req/s (whole run)", [](const RunSummary& s) { return Rate(s.goodput_rps); }},
   };
