@@ -15,9 +15,10 @@ std::int32_t Profile::num_gpu_blocks() const {
   return blocks > 0 ? static_cast<std::int32_t>(blocks) : 0;
 }
 
-Profile LoadProfile(const std::string& path) {
+namespace {
+
+Profile ParseProfile(const config::Field& root) {
   using config::Field;
-  const Field root = Field::LoadFile(path);
   root.RequireKnownKeys({"name", "description", "hardware", "model", "efficiency", "memory"});
   Profile p;
   p.name = root["name"].AsString();
@@ -71,6 +72,14 @@ Profile LoadProfile(const std::string& path) {
     root["memory"].Fail("leaves no memory for the KV cache after weights and reserve");
   }
   return p;
+}
+
+}  // namespace
+
+Profile LoadProfile(const std::string& path) { return ParseProfile(config::Field::LoadFile(path)); }
+
+Profile LoadProfileFromString(const std::string& yaml, const std::string& origin) {
+  return ParseProfile(config::Field::LoadString(yaml, origin));
 }
 
 Profile LoadProfileByName(const std::string& name_or_path, const std::string& dir) {

@@ -50,6 +50,8 @@ struct Profile {
 
 /// Loads a profile from a YAML file; throws config::ConfigError naming file, line and field.
 Profile LoadProfile(const std::string& path);
+/// The same from YAML text (tests, fuzzing); `origin` names it in errors.
+Profile LoadProfileFromString(const std::string& yaml, const std::string& origin);
 
 /// Resolves a profile by name ("seed-a100-7b") in `dir` (dir/NAME.yaml) or by path.
 Profile LoadProfileByName(const std::string& name_or_path, const std::string& dir);

@@ -127,14 +127,8 @@ void LoadKeys(const Field& keys, ServerConfig* c) {
   }
 }
 
-}  // namespace
-
-ServerConfig LoadServerConfig(const std::string& path) {
+ServerConfig ParseServerConfig(const Field& root, const std::string& origin) {
   ServerConfig c;
-  if (path.empty()) {
-    return c;
-  }
-  const Field root = Field::LoadFile(path);
   if (root.present() && !root.is_map()) {
     root.Fail("must be a map of sections");
   }
@@ -144,8 +138,21 @@ ServerConfig LoadServerConfig(const std::string& path) {
   LoadAdmission(root["admission"], &c);
   LoadTimeouts(root["timeouts"], &c);
   LoadKeys(root["api_keys"], &c);
-  ValidateServerConfig(c, path);
+  ValidateServerConfig(c, origin);
   return c;
+}
+
+}  // namespace
+
+ServerConfig LoadServerConfig(const std::string& path) {
+  if (path.empty()) {
+    return ServerConfig{};
+  }
+  return ParseServerConfig(Field::LoadFile(path), path);
+}
+
+ServerConfig LoadServerConfigFromString(const std::string& yaml, const std::string& origin) {
+  return ParseServerConfig(Field::LoadString(yaml, origin), origin);
 }
 
 void ValidateServerConfig(const ServerConfig& c, const std::string& origin) {

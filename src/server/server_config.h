@@ -72,6 +72,8 @@ struct ServerConfig {
 /// timeout hierarchy (client_timeout_s > request_timeout_s > ttft_slo_s, the queue-ingress
 /// budget). Throws config::ConfigError naming the file, line, field and value.
 ServerConfig LoadServerConfig(const std::string& path);
+/// The same from YAML text (tests, fuzzing); `origin` names it in errors.
+ServerConfig LoadServerConfigFromString(const std::string& yaml, const std::string& origin);
 
 /// Validates a config built in code or after flag overrides (same rules, "flags" as origin).
 void ValidateServerConfig(const ServerConfig& config, const std::string& origin);
