@@ -132,7 +132,7 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options_.max_body_bytes);
-    parser.header_limit(64 * 1024);
+    parser.header_limit(kMaxHeaderBytes);
     // One deadline for the whole request, headers and body: a slow or stalled client is cut
     // off (slowloris); between keep-alive requests the idle timeout applies instead.
     stream.expires_after(Millis(first ? options_.header_timeout_s : options_.idle_timeout_s));

@@ -18,6 +18,9 @@
 
 namespace spillway::net {
 
+/// Largest request head (request line and headers) a connection accepts; beyond it: 431.
+inline constexpr std::uint32_t kMaxHeaderBytes = 64 * 1024;
+
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8000;  ///< 0 = an ephemeral port (see HttpServer::port)
