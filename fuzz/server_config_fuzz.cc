@@ -1,0 +1,60 @@
+// libFuzzer target: the `spillway serve` config loader (LoadServerConfigFromString and
+// ValidateServerConfig, server/server_config.h).
+//
+// The contract: a config, or config::ConfigError; any other exception escapes and libFuzzer
+// reports it. A config that loads must pass ValidateServerConfig again (as flag overrides
+// re-run it), meet the constraints the loader documents, and be usable: every timeout becomes
+// an Asio deadline through net::SteadyClock::At, as the server turns it into one (the request
+// deadline in ApiHandler, the header and idle timeouts in HttpServer, the drain budget).
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "config/yaml_reader.h"
+#include "core/check.h"
+#include "net/clock.h"
+#include "server/server_config.h"
+
+namespace {
+
+using spillway::server::ServerConfig;
+
+void CheckTimeoutsConvert(const ServerConfig& c) {
+  const spillway::net::SteadyClock clock;
+  const spillway::Seconds now = clock.Now();
+  for (const double timeout_s : {c.header_timeout_s, c.idle_timeout_s, c.request_timeout_s,
+                                 c.client_timeout_s, c.drain_timeout_s}) {
+    SPILLWAY_CHECK(clock.At(now + timeout_s) > clock.At(now));
+  }
+}
+
+void CheckConstraints(const ServerConfig& c) {
+  SPILLWAY_CHECK(c.kv_headroom > 0 && c.kv_headroom <= 1);
+  SPILLWAY_CHECK(c.client_timeout_s > c.request_timeout_s);
+  SPILLWAY_CHECK(c.request_timeout_s > c.ttft_slo_s);
+  SPILLWAY_CHECK(c.max_body_bytes >= 1024 && c.max_connections >= 1 && c.default_max_tokens >= 1);
+  for (const auto& [key, k] : c.api_keys) {
+    SPILLWAY_CHECK(!key.empty() && !k.tenant.empty());
+    SPILLWAY_CHECK(std::isfinite(k.rate_rps) && k.rate_rps >= 0);
+    SPILLWAY_CHECK(std::isfinite(k.burst) && k.burst >= 1);
+    SPILLWAY_CHECK(k.max_priority >= 0);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string yaml(reinterpret_cast<const char*>(data), size);
+  ServerConfig config;
+  try {
+    config = spillway::server::LoadServerConfigFromString(yaml, "<fuzz>");
+  } catch (const spillway::config::ConfigError&) {
+    return 0;  // the documented failure
+  }
+  spillway::server::ValidateServerConfig(config, "<fuzz>");  // must not throw now
+  CheckConstraints(config);
+  CheckTimeoutsConvert(config);
+  return 0;
+}
