@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <yaml-cpp/eventhandler.h>
+
 namespace spillway::config {
 namespace {
 
@@ -16,6 +18,55 @@ std::string Describe(const YAML::Node& node) {
     return "'" + node.Scalar() + "'";
   }
   return node.IsMap() ? "a map" : "a list";
+}
+
+/// Counts a YAML stream's documents and remembers where the last one started.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    ++count_;
+    start_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  std::size_t count() const { return count_; }
+  const YAML::Mark& start() const { return start_; }
+
+ private:
+  std::size_t count_ = 0;
+  YAML::Mark start_ = YAML::Mark::null_mark();
+};
+
+/// The number of documents in `text`. yaml-cpp 0.7 (Debian bookworm) never consumes a token
+/// that cannot start a node, such as a ',' outside a flow collection, and its LoadAll then
+/// yields empty documents forever while memory grows (yaml-cpp issue 1040, fixed upstream
+/// after 0.8). A document that starts where the previous one did is that token: an error.
+std::size_t CountDocuments(const std::string& text, const std::string& origin) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentCounter counter;
+  int previous_pos = -1;
+  while (parser.HandleNextDocument(counter)) {
+    const YAML::Mark& start = counter.start();
+    if (start.pos == previous_pos) {
+      const std::size_t at = static_cast<std::size_t>(start.pos);
+      const std::string token = at < text.size() ? "'" + text.substr(at, 1) + "'" : "the end";
+      throw ConfigError(origin + ":" + std::to_string(start.line + 1) +
+                        ": invalid YAML: unexpected " + token);
+    }
+    previous_pos = start.pos;
+  }
+  return counter.count();
 }
 
 }  // namespace
@@ -32,12 +83,12 @@ Field Field::LoadFile(const std::string& path) {
 
 Field Field::LoadString(const std::string& text, const std::string& origin) {
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) {
-      throw ConfigError(origin + ": holds " + std::to_string(docs.size()) +
+    const std::size_t docs = CountDocuments(text, origin);
+    if (docs > 1) {
+      throw ConfigError(origin + ": holds " + std::to_string(docs) +
                         " YAML documents; expected one");
     }
-    return Field(docs.empty() ? YAML::Node() : docs.front(), origin, "");
+    return Field(docs == 0 ? YAML::Node() : YAML::Load(text), origin, "");
   } catch (const YAML::Exception& e) {
     throw ConfigError(origin + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
@@ -75,7 +126,11 @@ std::vector<std::string> Field::Keys() const {
   }
   std::vector<std::string> keys;
   for (const auto& kv : node_) {
-    keys.push_back(kv.first.as<std::string>());
+    if (kv.first.IsMap() || kv.first.IsSequence()) {
+      // YAML allows complex keys ("? [a, b]: x"); config keys are field names.
+      Field(kv.first, file_, path_).Fail("keys must be field names, not a map or a list");
+    }
+    keys.push_back(kv.first.as<std::string>());  // a null key reads as "null"
   }
   return keys;
 }
