@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc)
 SCENARIO ?= scenarios/seed-burst.yaml
 
-.PHONY: deps build test test-asan demo bench format format-check clean
+.PHONY: deps build test test-asan demo bench bench-reject format format-check clean
 
 deps:
 	./scripts/deps.sh
@@ -27,6 +27,12 @@ demo: deps
 
 bench: build
 	./build/spillway_bench
+
+# 429s per second answered by spillway serve, measured with wrk (docs/serve.md).
+bench-reject: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target spillway
+	./bench/reject_throughput.sh build/spillway
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -11,7 +11,9 @@ packages=(
   prometheus
   gnuplot-nox
   chromium fonts-dejavu-core
+  wrk curl
 )
+# wrk and curl drive `make bench-reject` (bench/reject_throughput.sh).
 # gnuplot-nox draws the charts of `spillway report`; chromium (large) and a font are for the
 # test that renders the report's page headless (tests/report/report_chromium_test.cc).
 # The OpenAI Node SDK test (tests/server/openai_node) needs node and npm; a node from elsewhere
