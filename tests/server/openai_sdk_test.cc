@@ -190,7 +190,10 @@ class OpenAiSdkTest : public server_test::ServerFixture {
   /// <build>/openai_node with the SDK installed by `npm ci` from the committed lock, and the
   /// current sdk_test.mjs. Installs only when node_modules is missing or came from another lock
   /// (the marker file holds the lock it was installed from; a killed install leaves none).
-  fs::path InstallSdk() {
+  /// `*unreachable` is set when npm could not reach the registry at all (DNS, connection, or
+  /// TLS: a proxy whose CA this machine lacks); the test then skips, saying so.
+  fs::path InstallSdk(bool* unreachable) {
+    *unreachable = false;
     const fs::path source = fs::path(SPILLWAY_SOURCE_DIR) / "tests/server/openai_node";
     const fs::path build = fs::path(SPILLWAY_BINARY).parent_path();
     const fs::path dir = build / "openai_node";
@@ -206,12 +209,27 @@ class OpenAiSdkTest : public server_test::ServerFixture {
     }
     fs::copy_file(source / "package.json", dir / "package.json", copy);
     fs::copy_file(source / "package-lock.json", dir / "package-lock.json", copy);
+    // Debian's node ignores the system CA store unless told; use it, as curl and git do (a
+    // machine behind a TLS-inspecting proxy has the proxy's CA there).
+    if (std::getenv("NODE_EXTRA_CA_CERTS") == nullptr &&
+        fs::exists("/etc/ssl/certs/ca-certificates.crt")) {
+      ::setenv("NODE_EXTRA_CA_CERTS", "/etc/ssl/certs/ca-certificates.crt", 0);
+    }
     const auto start = std::chrono::steady_clock::now();
     const CommandResult npm = RunCommand({npm_->string(), "ci", "--no-audit", "--no-fund",
                                           "--no-update-notifier", "--fetch-timeout=60000"},
                                          dir, 180);
     const double took_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (const char* code : {"SELF_SIGNED_CERT_IN_CHAIN", "UNABLE_TO_GET_ISSUER_CERT",
+                             "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "ENOTFOUND", "EAI_AGAIN",
+                             "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH"}) {
+      if (npm.exit_code != 0 && npm.output.find(code) != std::string::npos) {
+        *unreachable = true;
+        std::cout << "npm could not reach the registry (" << code << "):\n" << npm.output;
+        return dir;
+      }
+    }
     EXPECT_TRUE(npm.ran && npm.exit_code == 0)
         << "`npm ci` in " << dir
         << " (installs the openai package; needs the npm registry): " << npm.description << "\n"
@@ -229,7 +247,12 @@ class OpenAiSdkTest : public server_test::ServerFixture {
 };
 
 TEST_F(OpenAiSdkTest, ChatCompletionsStreamingAndRetryOn429) {
-  const fs::path dir = InstallSdk();
+  bool unreachable = false;
+  const fs::path dir = InstallSdk(&unreachable);
+  if (unreachable) {
+    GTEST_SKIP() << "the npm registry is unreachable from this machine (see npm's output above); "
+                    "the OpenAI Node SDK test needs it to install the `openai` package";
+  }
   ASSERT_FALSE(HasFailure()) << "no OpenAI Node SDK to run";
 
   const std::string base_url = "http://127.0.0.1:" + std::to_string(server().port()) + "/v1";
