@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "config/yaml_reader.h"
 #include "loadgen/bench_runner.h"
+#include "output_file.h"
 #include "report/summary_json.h"
 #include "report/table.h"
 #include "workload/scenario.h"
@@ -33,19 +34,6 @@ struct BenchArgs {
   bool no_metrics = false;
   bool no_progress = false;
 };
-
-// Opens an output file before any work, so a bad path fails at once.
-std::unique_ptr<std::ofstream> OpenOutput(const std::string& path, const char* flag) {
-  if (path.empty()) {
-    return nullptr;
-  }
-  auto out = std::make_unique<std::ofstream>(path);
-  if (!*out) {
-    throw std::runtime_error(
-        fmt::format("cannot write {} {}: {}", flag, path, std::strerror(errno)));
-  }
-  return out;
-}
 
 std::string ClientLines(const loadgen::BenchResult& r) {
   std::string out = fmt::format(
@@ -82,19 +70,23 @@ int RunBenchCommand(BenchArgs& a) {
   o.duration_limit_s = a.duration_limit_s > 0 ? a.duration_limit_s : kNever;
   o.scrape_metrics = !a.no_metrics;
   o.progress = !a.no_progress && ::isatty(STDERR_FILENO) == 1;
-  const std::unique_ptr<std::ofstream> json = OpenOutput(a.json_out, "--json");
-  const std::unique_ptr<std::ofstream> records = OpenOutput(a.records_out, "--records");
-  const std::unique_ptr<std::ofstream> timeseries = OpenOutput(a.timeseries_out, "--timeseries");
-  o.records = records.get();
-  o.timeseries = timeseries.get();
+  // Each replaces its file only when the run succeeds (an earlier run's output survives).
+  OutputFile json(a.json_out, "--json");
+  OutputFile records(a.records_out, "--records");
+  OutputFile timeseries(a.timeseries_out, "--timeseries");
+  o.records = records.stream();
+  o.timeseries = timeseries.stream();
   const loadgen::BenchResult r = loadgen::RunBench(sc, o);
   std::cout << fmt::format(
       "scenario {} ({}), seed {}, against {} (model {}), open loop over HTTP\n\n", sc.name, sc.file,
       o.seed, o.target_url, r.model);
   std::cout << CompareTable({r.summary});
   std::cout << ClientLines(r);
-  if (json != nullptr) {
-    *json << SummaryToJson(r.summary);
+  records.Commit();
+  timeseries.Commit();
+  if (std::ofstream* out = json.stream()) {
+    *out << SummaryToJson(r.summary);
+    json.Commit();
     std::cout << "\nsummary written to " << a.json_out << "\n";
   }
   return 0;

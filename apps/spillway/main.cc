@@ -12,6 +12,13 @@ int main(int argc, char** argv) {
   spillway::app::AddServeCommand(app, &exit_code);
   spillway::app::AddReportCommand(app, &exit_code);
   spillway::app::AddBenchCommand(app, &exit_code);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version print and succeed; any other command-line error prints its message
+    // and exits 2, as every usage error of the subcommands does (docs/bench.md).
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
   return exit_code;
 }

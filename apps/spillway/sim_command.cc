@@ -12,6 +12,7 @@
 #include "cli_checks.h"
 #include "commands.h"
 #include "config/yaml_reader.h"
+#include "output_file.h"
 #include "report/summary_json.h"
 #include "report/table.h"
 #include "sim/capacity.h"
@@ -101,16 +102,7 @@ void PrintEngine(const RunConfig& rc) {
   }
 }
 
-// Opens the --json output before any work, so a bad path fails at once.
-std::ofstream OpenJson(const std::string& path) {
-  std::ofstream out(path);
-  if (!out) {
-    throw std::runtime_error("cannot write --json " + path + ": " + std::strerror(errno));
-  }
-  return out;
-}
-
-int RunCapacity(const Scenario& sc, const RunConfig& rc, const SimArgs& a, std::ofstream* json) {
+int RunCapacity(const Scenario& sc, const RunConfig& rc, const SimArgs& a, OutputFile* json) {
   CapacityOptions opt;
   opt.seed = a.seed;
   const CapacityResult r = MeasureCapacity(sc, rc, opt);
@@ -127,8 +119,9 @@ int RunCapacity(const Scenario& sc, const RunConfig& rc, const SimArgs& a, std::
       bound, r.mu_rps, *sc.slo.ttft_s, *sc.slo.tpot_s,
       sc.arrival.kind == ArrivalProcess::Kind::kTrace ? "the trace replayed faster or slower"
                                                       : "Poisson arrivals of the scenario's mix");
-  if (json != nullptr) {
-    *json << CapacityToJson(r);
+  if (std::ofstream* out = json->stream()) {
+    *out << CapacityToJson(r);
+    json->Commit();
   }
   return 0;
 }
@@ -149,10 +142,7 @@ int RunSim(const SimArgs& a) {
   }
   // The scenario's seed unless --seed is given.
   const std::uint64_t seed = a.seed_option->count() > 0 ? a.seed : sc.seed;
-  std::ofstream json;
-  if (!a.json_out.empty()) {
-    json = OpenJson(a.json_out);
-  }
+  OutputFile json(a.json_out, "--json");  // replaces the file only when the run succeeds
   const std::string profile_dir = a.profile_dir.empty() ? DefaultProfileDir() : a.profile_dir;
   const std::vector<std::string> policies =
       a.compare.empty() ? std::vector<std::string>{a.policy} : SplitCommas(a.compare);
@@ -179,7 +169,7 @@ int RunSim(const SimArgs& a) {
     if (runs.empty()) {
       PrintEngine(rc);
       if (a.measure_capacity) {
-        return RunCapacity(sc, rc, a, a.json_out.empty() ? nullptr : &json);
+        return RunCapacity(sc, rc, a, &json);
       }
     }
     runs.push_back(Simulate(sc, rc, opt));
@@ -188,8 +178,9 @@ int RunSim(const SimArgs& a) {
       "scenario {} ({}), seed {}, {} replica(s), simulated in virtual time\n\n", sc.name, sc.file,
       seed, a.replicas);
   std::cout << CompareTable(runs);
-  if (!a.json_out.empty()) {
-    json << (runs.size() == 1 ? SummaryToJson(runs.front()) : SummariesToJson(runs));
+  if (std::ofstream* out = json.stream()) {
+    *out << (runs.size() == 1 ? SummaryToJson(runs.front()) : SummariesToJson(runs));
+    json.Commit();
     std::cout << "\nsummary written to " << a.json_out << "\n";
   }
   return 0;

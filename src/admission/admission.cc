@@ -225,17 +225,30 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     if (kv_full) {
       return Reject(429, OverloadReason::kKvSaturation, retry_s, d);
     }
-    // Can the whole request finish before the server's deadline answers 504?
+    // Can the whole request finish before the server's deadline answers 504? Planned against
+    // kDeadlineMargin of the deadline: the step estimate is a model, not a promise.
     const Seconds step_s = DecodeStepEstimate(stats);
     d.decode_est_s = request.max_output_tokens * step_s;
-    const Seconds slack_s = config_.request_deadline_s - d.queue_delay_est_s - d.prefill_est_s;
+    const Seconds budget_s = kDeadlineMargin * config_.request_deadline_s;
+    const Seconds slack_s = budget_s - d.queue_delay_est_s - d.prefill_est_s;
     if (step_s > 0 && d.decode_est_s > slack_s) {
       const double fit = std::floor(slack_s / step_s);
-      if (config_.degrade_max_tokens <= 0 || fit < 1) {
+      if (config_.degrade_max_tokens > 0 && fit >= 1) {
+        d.verdict = Verdict::kDegrade;
+        d.max_output_tokens = static_cast<std::int32_t>(fit);
+      } else {
+        // Too long even for an idle engine: no retry helps, so 400 (with what would fit).
+        const auto& table = config_.decode_step_s_by_batch;
+        const Seconds idle_step_s = table.empty() ? step_s : table.front();
+        const Seconds idle_slack_s = budget_s - PrefillEstimate(request.prompt_tokens);
+        if (request.max_output_tokens * idle_step_s > idle_slack_s) {
+          AdmissionDecision never = Reject(400, OverloadReason::kDeadlineUnreachable, 1.0, d);
+          never.max_output_tokens =
+              static_cast<std::int32_t>(std::max(0.0, std::floor(idle_slack_s / idle_step_s)));
+          return never;
+        }
         return Reject(429, OverloadReason::kDeadlineUnreachable, retry_s, d);
       }
-      d.verdict = Verdict::kDegrade;
-      d.max_output_tokens = static_cast<std::int32_t>(fit);
     }
   }
   if (config_.queue_deadline.value_or(predictive)) {

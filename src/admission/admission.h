@@ -61,6 +61,10 @@ enum class OverloadReason : std::uint8_t {
 };
 std::string_view ToString(OverloadReason reason);
 
+/// Requests are planned to finish within this fraction of the server's request deadline (the
+/// decode estimate is a model; measured: a clamp to 100% of it ended in 504s).
+inline constexpr double kDeadlineMargin = 0.9;
+
 /// The hard queue limit (max_num_queued_reqs) a policy gets when the configuration gives none:
 /// tail-drop 32, the reference Q_max (admission-control reference §4); predictive 4096, a
 /// safety net behind the prediction; unbounded 0 (none). Shared by the simulator and the server.
@@ -93,8 +97,10 @@ struct AdmissionConfig {
   ServiceEstimatorConfig estimator;
   /// The server's request deadline, seconds after arrival (kNever = none). Under predictive, a
   /// request whose estimated completion W_est + t_prefill_est + max_output x step time falls
-  /// after it is refused (429 deadline_unreachable) or, with degradation on, clamped to the
-  /// max_tokens that fit: admitting it would only spend engine time on a certain 504.
+  /// after kDeadlineMargin of it is refused (429 deadline_unreachable; 400, with
+  /// max_output_tokens set to what would fit, when it would not fit an idle engine either) or,
+  /// with degradation on, clamped to the max_tokens that fit: admitting it would only spend
+  /// engine time on a certain 504.
   Seconds request_deadline_s = kNever;
   /// Decode step time by batch size for that check, seconds: element b-1 is a step of b
   /// decodes (priors.h DecodeStepTimes, from the cost model). The check uses the batch the
@@ -116,7 +122,7 @@ enum class Verdict : std::uint8_t { kAdmit, kDegrade, kReject };
 
 struct AdmissionDecision {
   Verdict verdict = Verdict::kAdmit;
-  int http_status = 200;  ///< 200 when admitted, else 429 or 503
+  int http_status = 200;  ///< 200 when admitted, else 429 or 503 (400: deadline never reachable)
   OverloadReason reason = OverloadReason::kNone;
   Seconds retry_after_s = 0;           ///< whole seconds >= 1 on a rejection
   std::int32_t max_output_tokens = 0;  ///< possibly clamped (kDegrade)

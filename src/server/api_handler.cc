@@ -343,6 +343,15 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   const SubmitRequest submit{tenant, g.prompt_tokens, max_tokens, priority};
   g.admitted = co_await engine_.Submit(submit, executor);
   const AdmissionDecision& d = g.admitted.decision;
+  if (d.http_status == 400) {  // max_tokens that no load level lets finish before the deadline
+    co_await SendError(
+        conn, Error(400,
+                    fmt::format("max_tokens {} cannot be generated within the server's request "
+                                "deadline of {:g} s even on an idle engine; at most {} fit.",
+                                max_tokens, config_.request_timeout_s, d.max_output_tokens),
+                    "invalid_request_error", "max_tokens_exceeds_deadline", "max_tokens"));
+    co_return;
+  }
   if (!d.admitted()) {
     co_await SendError(conn, OverloadError(d, config_.ttft_slo_s, config_.request_timeout_s),
                        OverloadHeaders(d));

@@ -110,10 +110,11 @@ TEST(RequestDeadlineTest, RefusesARequestThatCannotFinishBeforeTheDeadline) {
   AdmissionConfig config = Config(10, /*step_s=*/0.02);
   config.request_deadline_s = 4.5;
   AdmissionController c(config, 0);
-  // 256 tokens x 0.02 s = 5.12 s of decoding alone.
+  // 256 tokens x 0.02 s = 5.12 s of decoding alone: more than an idle engine can do, 400.
   const AdmissionDecision d = c.Decide(Request(32, 256), Stats(0, 0), 0);
   EXPECT_FALSE(d.admitted());
-  EXPECT_EQ(d.http_status, 429);
+  EXPECT_EQ(d.http_status, 400);
+  EXPECT_EQ(d.max_output_tokens, 201);  // floor((0.9 x 4.5 - 0.02) / 0.02)
   EXPECT_EQ(d.reason, OverloadReason::kDeadlineUnreachable);
   EXPECT_NEAR(d.decode_est_s, 5.12, 1e-9);
   EXPECT_GE(d.retry_after_s, 1);
@@ -121,11 +122,21 @@ TEST(RequestDeadlineTest, RefusesARequestThatCannotFinishBeforeTheDeadline) {
   EXPECT_TRUE(c.Decide(Request(32, 128), Stats(0, 0), 0).admitted());
 }
 
+TEST(RequestDeadlineTest, ALoadDependentMissIsA429) {
+  AdmissionConfig config = Config(/*mu=*/40, /*step_s=*/0.02);
+  config.request_deadline_s = 4.5;
+  AdmissionController c(config, 0);
+  // 150 tokens fit an idle engine (3 s) but not behind 0.9 s of queue plus a full batch.
+  const AdmissionDecision d = c.Decide(Request(32, 190), Stats(32, 36), 0);
+  EXPECT_EQ(d.http_status, 429);
+  EXPECT_EQ(d.reason, OverloadReason::kDeadlineUnreachable);
+}
+
 TEST(RequestDeadlineTest, CountsTheQueueDelayAgainstTheDeadline) {
   AdmissionConfig config = Config(/*mu=*/40, /*step_s=*/0.02);
   config.request_deadline_s = 4.5;
   AdmissionController c(config, 0);
-  // 36 queued beyond a full batch at 40/s: W_est 0.9 s; 0.9 + 0.02 + 190 x 0.02 > 4.5.
+  // 36 queued beyond a full batch at 40/s: W_est 0.9 s; 0.9 + 0.02 + 190 x 0.02 > 0.9 x 4.5.
   EXPECT_TRUE(c.Decide(Request(32, 150), Stats(32, 36), 0).admitted());
   EXPECT_EQ(c.Decide(Request(32, 190), Stats(32, 36), 0).reason,
             OverloadReason::kDeadlineUnreachable);
@@ -139,9 +150,10 @@ TEST(RequestDeadlineTest, WithDegradationOnClampsMaxTokensToWhatFits) {
   const AdmissionDecision d = c.Decide(Request(32, 1000), Stats(0, 0), 0);
   ASSERT_TRUE(d.admitted());
   EXPECT_EQ(d.verdict, Verdict::kDegrade);
-  // floor((4.5 - W_est 0 - prefill 0.02) / 0.02): about 223 tokens fit.
-  EXPECT_EQ(d.max_output_tokens, static_cast<std::int32_t>(std::floor((4.5 - 0.0 - 0.02) / 0.02)));
-  EXPECT_NEAR(d.max_output_tokens, 223, 1);
+  // floor((0.9 x 4.5 - W_est 0 - prefill 0.02) / 0.02): about 201 tokens fit.
+  EXPECT_EQ(d.max_output_tokens,
+            static_cast<std::int32_t>(std::floor((kDeadlineMargin * 4.5 - 0.0 - 0.02) / 0.02)));
+  EXPECT_NEAR(d.max_output_tokens, 201, 1);
 }
 
 TEST(RequestDeadlineTest, UsesTheModelledStepOfTheBatchTheRequestJoins) {

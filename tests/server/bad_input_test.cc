@@ -15,12 +15,28 @@ namespace {
 
 using server_test::HttpResponse;
 using server_test::IsOpenAiError;
+using server_test::ParseJson;
+using server_test::SmallCompletionBody;
+using server_test::StringAt;
+namespace json = boost::json;
 
 class BadInputTest : public server_test::ServerFixture {};
 
 TEST_F(BadInputTest, MalformedJsonGets400InvalidJson) {
   const HttpResponse r = client().Post("/v1/completions", R"({"prompt":[1,2,3],"max_tokens":)");
   EXPECT_TRUE(IsOpenAiError(r, 400, "invalid_json"));
+  ExpectNormalCompletionSucceeds();
+}
+
+TEST_F(BadInputTest, MaxTokensNoIdleEngineFinishesBeforeTheDeadlineGets400NotA429) {
+  // About 17 ms a token on an idle seed-a100-7b: 1000 tokens cannot finish within 90% of the
+  // default 4.5 s request deadline at any load, so a retry would not help.
+  const HttpResponse r = client().Post("/v1/completions", SmallCompletionBody(1000));
+  EXPECT_TRUE(IsOpenAiError(r, 400, "max_tokens_exceeds_deadline"));
+  EXPECT_FALSE(r.Header("Retry-After").has_value());
+  const std::optional<json::value> v = ParseJson(r.body);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(StringAt(*v, "/error/param"), "max_tokens");
   ExpectNormalCompletionSucceeds();
 }
 
