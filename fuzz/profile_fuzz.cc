@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const spillway::config::ConfigError&) {
     return 0;  // the documented failure
   }
-  SPILLWAY_CHECK(profile.num_gpu_blocks() >= 1);
+  SPILLWAY_CHECK(profile.num_gpu_blocks() >= 1 &&
+                 profile.num_gpu_blocks() <= spillway::kMaxGpuBlocks);
   SPILLWAY_CHECK(profile.kv_bytes_per_token() > 0);
   const spillway::CostModel cost(profile);
   const spillway::Seconds decode_s = cost.StepTime(1, 1, 0);

@@ -12,7 +12,13 @@ std::int32_t Profile::num_gpu_blocks() const {
   const double kv_bytes =
       hbm_capacity_bytes * gpu_memory_utilization - weight_bytes() - activation_reserve_bytes;
   const double blocks = std::floor(kv_bytes / (kv_bytes_per_token() * block_size));
-  return blocks > 0 ? static_cast<std::int32_t>(blocks) : 0;
+  if (!(blocks > 0)) {
+    return 0;  // also NaN
+  }
+  // Saturate: converting a double beyond int32 to an integer is undefined.
+  constexpr double kInt32Max = std::numeric_limits<std::int32_t>::max();
+  return blocks >= kInt32Max ? std::numeric_limits<std::int32_t>::max()
+                             : static_cast<std::int32_t>(blocks);
 }
 
 namespace {
@@ -70,6 +76,10 @@ Profile ParseProfile(const config::Field& root) {
 
   if (p.num_gpu_blocks() < 1) {
     root["memory"].Fail("leaves no memory for the KV cache after weights and reserve");
+  }
+  if (p.num_gpu_blocks() > kMaxGpuBlocks) {
+    hw["hbm_capacity_bytes"].Fail("leaves room for more than " + std::to_string(kMaxGpuBlocks) +
+                                  " KV blocks; check it and the model's KV size");
   }
   return p;
 }

@@ -7,6 +7,10 @@
 
 namespace spillway {
 
+/// Most KV blocks a profile may yield (as `spillway serve` bounds engine.num_gpu_blocks): the
+/// block pool holds per-block state, so a typo in the capacity must not ask for gigabytes.
+inline constexpr std::int32_t kMaxGpuBlocks = 1 << 30;
+
 struct Profile {
   std::string name;
   std::string description;
@@ -44,7 +48,8 @@ struct Profile {
   }
   /// Weight bytes: parameters x dtype bytes.
   double weight_bytes() const { return num_params * dtype_bytes; }
-  /// Blocks that fit in HBM x utilisation after weights and the activation reserve.
+  /// Blocks that fit in HBM x utilisation after weights and the activation reserve; 0 when
+  /// none, saturating at the int32 maximum.
   std::int32_t num_gpu_blocks() const;
 };
 

@@ -4,8 +4,10 @@
 #include "workload/scenario.h"
 
 #include <filesystem>
+#include <iomanip>
 #include <limits>
 #include <set>
+#include <sstream>
 
 #include "config/yaml_reader.h"
 #include "workload/field_checks.h"
@@ -93,11 +95,22 @@ TokenDist ParseTokenDist(const Field& f) {
 
 // ---- Arrival process ---------------------------------------------------------------------
 
+/// A count for messages: an integer while it is exact in a double, else "4.44e+19" (converting
+/// a double beyond int64 to an integer is undefined).
+std::string FormatCount(double count) {
+  if (count < 1e15) {
+    return std::to_string(static_cast<std::int64_t>(count));
+  }
+  std::ostringstream out;
+  out << std::setprecision(3) << count;
+  return out.str();
+}
+
 void CheckExpectedArrivals(const Field& f, double expected) {
   if (expected > kMaxExpectedArrivals) {
-    f.Fail("asks for about " + std::to_string(static_cast<std::int64_t>(expected)) +
+    f.Fail("asks for about " + FormatCount(expected) +
            " arrivals (rate x duration), more than the limit of " +
-           std::to_string(static_cast<std::int64_t>(kMaxExpectedArrivals)));
+           FormatCount(kMaxExpectedArrivals));
   }
 }
 
