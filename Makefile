@@ -1,8 +1,9 @@
 # Spillway: the commands a newcomer needs. See README.md.
 JOBS ?= $(shell nproc)
 SCENARIO ?= scenarios/seed-burst.yaml
+FUZZ_SECONDS ?= 30
 
-.PHONY: deps build test test-asan demo bench bench-reject format format-check clean
+.PHONY: deps build test test-asan fuzz demo bench bench-reject format format-check clean
 
 deps:
 	./scripts/deps.sh
@@ -19,6 +20,11 @@ test-asan: deps
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS) -LE slow
+
+# The libFuzzer targets (clang-14, build-fuzz/), each for FUZZ_SECONDS on a copy of its seeds
+# (docs/fuzzing.md). FUZZ_JOBS=2 runs two at a time.
+fuzz: deps
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
 
 demo: deps
 	cmake --preset release >/dev/null
@@ -41,4 +47,4 @@ format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -8,6 +8,10 @@ packages=(
   libyaml-cpp-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format
+  # The fuzz preset (scripts/fuzz.sh): clang with its sanitizer and libFuzzer runtimes
+  # (libclang-rt-14-dev is only a recommendation of clang-14), and llvm-symbolizer for
+  # readable crash stacks.
+  clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14
   prometheus
   gnuplot-nox
   chromium fonts-dejavu-core
