@@ -33,6 +33,10 @@ constexpr std::int64_t kInt64Max = 9'000'000'000'000'000;  // Field::AsInt's own
 /// Bound on the arrivals a synthetic schedule may expect (rate x duration, summed), so that a
 /// typo cannot ask for gigabytes of arrivals.
 constexpr double kMaxExpectedArrivals = 1e7;
+/// Arrival times are doubles: a step's mean gap (1 / rate) must exceed the spacing of doubles
+/// at the step's end (about 2.2e-16 x end) by this factor (~4500x) for the generator's clock
+/// to advance; below it, t + gap == t and the step would yield arrivals forever.
+constexpr double kMinGapPerSecondOfSchedule = 1e-12;
 /// Bound on a trace's rate_multiplier (copies per record on average).
 constexpr std::int64_t kMaxRateMultiplier = 100;
 /// Bound on client attempts per request, first included.
@@ -128,6 +132,7 @@ void ParseSteps(const Field& f, ArrivalProcess* a) {
     f["steps"].Fail("must list at least one {rate, duration_s}");
   }
   double expected = 0;
+  Seconds end_s = 0;
   for (const Field& s : steps) {
     if (!s.is_map()) {
       s.Fail("must be a map {rate, duration_s}");
@@ -137,6 +142,13 @@ void ParseSteps(const Field& f, ArrivalProcess* a) {
     step.rate_rps = RequiredPositive(s, "rate");
     step.duration_s = RequiredPositive(s, "duration_s");
     expected += step.rate_rps * step.duration_s;
+    end_s += step.duration_s;
+    if (1.0 / step.rate_rps < end_s * kMinGapPerSecondOfSchedule) {
+      std::ostringstream max_rate;
+      max_rate << std::setprecision(3) << 1.0 / (end_s * kMinGapPerSecondOfSchedule);
+      s["rate"].Fail("is too fast to time " + FormatCount(end_s) +
+                     " s into the schedule: at most " + max_rate.str() + " req/s there");
+    }
     a->steps.push_back(step);
   }
   CheckExpectedArrivals(f["steps"], expected);

@@ -2,10 +2,12 @@
 // each broke the loader's contract (a Scenario or a ConfigError, nothing undefined on the way).
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "config/yaml_reader.h"
+#include "workload/arrivals.h"
 #include "workload/scenario.h"
 
 namespace spillway {
@@ -32,6 +34,35 @@ TEST(ScenarioFuzzRegressionsTest, HugeArrivalCountIsReportedWithoutOverflow) {
   EXPECT_EQ(LoadError("name: d\narrival: {process: poisson, rate: 6000, duration_s: 2000}\n"),
             "s.yaml:2: arrival.rate: asks for about 12000000 arrivals (rate x duration), more "
             "than the limit of 10000000, got '6000'");
+}
+
+// Found with the fuzz harness (GenerateArrivals timed out at 5 s, memory growing) from a seed
+// written while reading PoissonTimes: a dense step late in the schedule has gaps (1e-13 s)
+// below the spacing of doubles at t = 1e6 s (1.2e-10 s), so t + gap == t and the step
+// produced the same arrival time forever.
+TEST(ScenarioFuzzRegressionsTest, StepTooFastForItsClockIsRefusedNotEndless) {
+  EXPECT_EQ(LoadError("name: stall\narrival:\n  process: steps\n  steps:\n"
+                      "    - {rate: 0.000001, duration_s: 1000000}\n"
+                      "    - {rate: 10000000000000, duration_s: 0.0000000005}\n"
+                      "classes:\n  - {name: a, prompt_tokens: 1, output_tokens: 1}\n"),
+            "s.yaml:6: arrival.steps[1].rate: is too fast to time 1000000 s into the schedule: "
+            "at most 1e+06 req/s there, got '10000000000000'");
+}
+
+TEST(ScenarioFuzzRegressionsTest, FastStepLateInTheScheduleStillLoads) {
+  const Scenario s = LoadScenarioFromString(
+      "name: late\narrival:\n  process: steps\n  steps:\n"
+      "    - {rate: 0.000001, duration_s: 1000000}\n"
+      "    - {rate: 1000, duration_s: 1}\n"
+      "classes:\n  - {name: a, prompt_tokens: 1, output_tokens: 1}\n",
+      "s.yaml");
+  const std::vector<Arrival> arrivals = GenerateArrivals(s, 1);
+  std::size_t in_burst = 0;
+  for (const Arrival& a : arrivals) {
+    ASSERT_LT(a.time_s, 1000001.0);
+    in_burst += a.time_s >= 1e6 ? 1 : 0;
+  }
+  EXPECT_NEAR(static_cast<double>(in_burst), 1000.0, 150.0);
 }
 
 }  // namespace
