@@ -9,6 +9,10 @@ namespace {
 
 using config::Field;
 
+/// Upper bound on every *_timeout_s (about 11.6 days). The server turns timeouts into Asio
+/// deadlines (std::chrono nanoseconds, milliseconds); 1e300 s would overflow the conversion.
+constexpr double kMaxTimeoutS = 1e6;
+
 template <typename T>
 void ReadInt(const Field& f, T* out, std::int64_t lo, std::int64_t hi) {
   if (!f.present()) {
@@ -168,14 +172,20 @@ void ValidateServerConfig(const ServerConfig& c, const std::string& origin) {
       fail(std::string(name) + ": must be >= " + std::to_string(lo) + ", got " + std::to_string(v));
     }
   };
-  positive("server.header_timeout_s", c.header_timeout_s);
-  positive("server.idle_timeout_s", c.idle_timeout_s);
+  auto timeout = [&](const char* name, double v) {
+    positive(name, v);
+    if (v > kMaxTimeoutS) {
+      fail(std::string(name) + ": must be <= 1e6 s, got " + std::to_string(v));
+    }
+  };
+  timeout("server.header_timeout_s", c.header_timeout_s);
+  timeout("server.idle_timeout_s", c.idle_timeout_s);
   positive("admission.ttft_slo_s", c.ttft_slo_s);
   positive("admission.tpot_slo_s", c.tpot_slo_s);
   positive("engine.priority_aging_s", c.priority_aging_s);
-  positive("timeouts.client_timeout_s", c.client_timeout_s);
-  positive("timeouts.request_timeout_s", c.request_timeout_s);
-  positive("timeouts.drain_timeout_s", c.drain_timeout_s);
+  timeout("timeouts.client_timeout_s", c.client_timeout_s);
+  timeout("timeouts.request_timeout_s", c.request_timeout_s);
+  timeout("timeouts.drain_timeout_s", c.drain_timeout_s);
   if (!(c.kv_headroom > 0 && c.kv_headroom <= 1)) {
     fail("admission.kv_headroom: must be in (0, 1], got " + std::to_string(c.kv_headroom));
   }

@@ -70,7 +70,8 @@ struct ServerConfig {
 
 /// Loads `path` (may be empty: defaults only) and checks every constraint, including the
 /// timeout hierarchy (client_timeout_s > request_timeout_s > ttft_slo_s, the queue-ingress
-/// budget). Throws config::ConfigError naming the file, line, field and value.
+/// budget) and every *_timeout_s in (0, 1e6] s. Throws config::ConfigError naming the file,
+/// line, field and value.
 ServerConfig LoadServerConfig(const std::string& path);
 /// The same from YAML text (tests, fuzzing); `origin` names it in errors.
 ServerConfig LoadServerConfigFromString(const std::string& yaml, const std::string& origin);

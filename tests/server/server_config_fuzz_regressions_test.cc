@@ -1,0 +1,50 @@
+// Inputs for the serve-config loader that the fuzz harness (fuzz/server_config_fuzz.cc,
+// docs/fuzzing.md) showed break its contract: a config that loads must be usable, so every
+// timeout has to become an Asio deadline without overflowing std::chrono.
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "config/yaml_reader.h"
+#include "net/clock.h"
+#include "server/server_config.h"
+
+namespace spillway::server {
+namespace {
+
+/// The message of the ConfigError thrown by loading `yaml` ("" when it loads).
+std::string LoadError(const std::string& yaml) {
+  try {
+    LoadServerConfigFromString(yaml, "serve.yaml");
+  } catch (const config::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// drain_timeout_s: 1e300 loaded; turned into a steady_clock deadline it overflowed int64
+// nanoseconds (UBSan: "inf is outside the range of representable values of type 'long'"), as
+// request_timeout_s does in ApiHandler and header/idle_timeout_s in HttpServer.
+TEST(ServerConfigFuzzRegressionsTest, HugeTimeoutsAreRefused) {
+  EXPECT_EQ(LoadError("timeouts: {drain_timeout_s: 1e300}\n"),
+            "serve.yaml: timeouts.drain_timeout_s: must be <= 1e6 s, got " + std::to_string(1e300));
+  EXPECT_NE(LoadError("server: {header_timeout_s: 1e7}\n"), "");
+  EXPECT_NE(LoadError("server: {idle_timeout_s: 1e7}\n"), "");
+  EXPECT_NE(LoadError("timeouts: {client_timeout_s: 1e20, request_timeout_s: 1e19}\n"), "");
+}
+
+TEST(ServerConfigFuzzRegressionsTest, LargestTimeoutsStillBecomeDeadlines) {
+  const ServerConfig c = LoadServerConfigFromString(
+      "server: {header_timeout_s: 1e6, idle_timeout_s: 1e6}\n"
+      "timeouts: {client_timeout_s: 1e6, request_timeout_s: 999999, drain_timeout_s: 1e6}\n",
+      "serve.yaml");
+  const net::SteadyClock clock;
+  EXPECT_GT(clock.At(clock.Now() + c.client_timeout_s), clock.At(clock.Now()));
+  ServerConfig flags = c;
+  flags.request_timeout_s = 2e6;  // as a --request-timeout-s flag would set it
+  EXPECT_THROW(ValidateServerConfig(flags, "flags"), config::ConfigError);
+}
+
+}  // namespace
+}  // namespace spillway::server
