@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string_view>
 
 #include "workload/trace_reader.h"
@@ -191,7 +192,13 @@ std::int32_t Draw(const TokenDist& dist, Rng& rng) {
       // sigma^2 = ln(1 + cv^2) and mu = ln(mean) - sigma^2 / 2.
       const double sigma2 = std::log1p(dist.cv * dist.cv);
       const double mu = std::log(dist.mean) - sigma2 / 2;
-      const double x = std::exp(mu + std::sqrt(sigma2) * rng.Normal());
+      double exponent = mu + std::sqrt(sigma2) * rng.Normal();
+      if (std::isnan(exponent)) {
+        // cv so large that sigma^2 is infinite: -inf + inf. As sigma^2 grows, mu + sigma * z
+        // goes to -inf for every z (the mass piles up near 0), so take that limit.
+        exponent = -std::numeric_limits<double>::infinity();
+      }
+      const double x = std::exp(exponent);
       value = std::round(std::clamp(x, static_cast<double>(std::min(dist.min, dist.max)),
                                     static_cast<double>(std::max(dist.min, dist.max))));
       break;

@@ -65,5 +65,30 @@ TEST(ScenarioFuzzRegressionsTest, FastStepLateInTheScheduleStillLoads) {
   EXPECT_NEAR(static_cast<double>(in_burst), 1000.0, 150.0);
 }
 
+// A lognormal with cv 1.51e308 has sigma^2 = inf; its draws were exp(-inf + inf) = NaN, which
+// the clamp let through and Draw turned into 1, below the distribution's min of 2 (the
+// scenario fuzzer's arrival check).
+TEST(ScenarioFuzzRegressionsTest, HugeCvStillDrawsWithinMinAndMax) {
+  const Scenario s = LoadScenarioFromString(
+      "name: s\narrival:\n  process: steps\n  steps:\n"
+      "  - {rate: 4, duration_s: 1, mix: {a: 0, b: 2}}\n"
+      "classes:\n"
+      "  - {name: a,prompt_tokens: {dist: uniform,min: 1, max: 9}, output_tokens: 1,}\n"
+      "  - {name: b, prompt_tokens: {dist: lognormal, mean: 50, cv: 1.51e308, min: 2, max: "
+      "400}, output_tokens: 7}\n"
+      "client:\n",
+      "s.yaml");
+  for (const Arrival& a : GenerateArrivals(s, 1)) {
+    EXPECT_EQ(a.class_index, 1);
+    EXPECT_GE(a.prompt_tokens, 2);
+    EXPECT_LE(a.prompt_tokens, 400);
+  }
+  Rng rng(7);
+  const TokenDist& dist = s.classes[1].prompt_tokens;
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_EQ(Draw(dist, rng), 2);  // the limit: all mass at the bottom, clamped to min
+  }
+}
+
 }  // namespace
 }  // namespace spillway
