@@ -94,6 +94,9 @@ double MetricSum(const std::string& exposition, std::string_view name,
 int MetricCount(const std::string& exposition, std::string_view name,
                 const std::map<std::string, std::string>& labels = {});
 
+/// ASCII case-insensitive equality (HTTP header names).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
 /// True when `s` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
 bool IsValidUtf8(std::string_view s);
 

@@ -35,6 +35,8 @@ std::string ReadFile(const std::string& path) {
   return out.str();
 }
 
+}  // namespace
+
 // Runs in the forked child: only async-signal-safe calls until execv.
 [[noreturn]] void ExecChild(pid_t parent, int null_fd, int log_fd, char* const* argv) {
   // Die with the test process, even if it is SIGKILLed; the check after prctl closes the race
@@ -59,7 +61,7 @@ std::string ReadFile(const std::string& path) {
   ::_exit(127);
 }
 
-}  // namespace
+namespace {}  // namespace
 
 ServerProcess::ServerProcess(const std::vector<std::string>& args) {
   std::vector<std::string> words = {SPILLWAY_BINARY, "serve", "--port", "0"};

@@ -14,6 +14,11 @@
 
 namespace spillway::server_test {
 
+/// In a forked child: dies with `parent` (PR_SET_PDEATHSIG), takes stdin from `in_fd` and
+/// stdout/stderr to `out_fd`, closes every other descriptor, restores default signals and
+/// execs `argv` (null-terminated); exits 127 when that fails. Async-signal-safe.
+[[noreturn]] void ExecChild(pid_t parent, int in_fd, int out_fd, char* const* argv);
+
 class ServerProcess {
  public:
   /// Forks and execs `SPILLWAY_BINARY serve --port 0 <args...>`. Check started() (or call

@@ -116,23 +116,7 @@ class ChildProcess {
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid == 0) {
-      // Only async-signal-safe calls until execv.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) {
-        ::_exit(127);
-      }
-      ::dup2(in_fd, STDIN_FILENO);
-      ::dup2(out_fd, STDOUT_FILENO);
-      ::dup2(out_fd, STDERR_FILENO);
-      ::close_range(3, ~0U, 0);
-      sigset_t none;
-      sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      ::signal(SIGPIPE, SIG_DFL);
-      ::signal(SIGTERM, SIG_DFL);
-      ::signal(SIGINT, SIG_DFL);
-      ::execv(args[0], args.data());
-      ::_exit(127);
+      server_test::ExecChild(parent, in_fd, out_fd, args.data());
     }
     ::close(in_fd);
     ::close(out_fd);
