@@ -1,0 +1,116 @@
+#pragma once
+// Shared by the live failure-injection tests (tests/failure/): the shipped
+// scenarios/failure/*.yaml, shortened, replayed by the load generator (RunBench, in this
+// process) against the real `spillway serve` (a child process on the emulated seed-a100-7b
+// engine). The pass criteria are those of the simulator's tests (tests/sim/failure_*), with
+// bounds loosened where a live run on a shared 2-core machine is noisier than virtual time;
+// each loosening is stated where it is made.
+//
+// Environment (how `make bench-failure` runs the long versions):
+//   SPILLWAY_FAILURE_SCALE  multiplies every step's duration on top of the test's own
+//                           shortening; a value that undoes it runs the scenario at full length
+//                           (the test's scale x this, capped at 1: never longer than shipped).
+//   SPILLWAY_FAILURE_OUT    a directory: each run's summary JSON is written there as
+//                           TEST_NAME[-LABEL].json, for `spillway report`.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "common/server_fixture.h"
+#include "loadgen/bench_runner.h"
+#include "report/summary_json.h"
+#include "workload/scenario.h"
+
+namespace spillway::failure_test {
+
+namespace json = boost::json;
+
+/// `spillway sim --scenario scenarios/seed-burst.yaml --measure-capacity` (seed 1), req/s.
+constexpr double kCapacityRps = 11.12;
+
+/// The extra length factor from SPILLWAY_FAILURE_SCALE (1 when unset or not a positive number).
+inline double LengthScaleFromEnv() {
+  const char* text = std::getenv("SPILLWAY_FAILURE_SCALE");
+  if (text == nullptr) {
+    return 1.0;
+  }
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  return end != text && v > 0 ? v : 1.0;
+}
+
+/// True when SPILLWAY_FAILURE_SCALE asks for more than the test's short version.
+inline bool LongVersion() { return LengthScaleFromEnv() > 1.0; }
+
+/// The shipped scenarios/failure/NAME.yaml with every step `scale` x SPILLWAY_FAILURE_SCALE
+/// times as long (capped at the shipped length).
+inline Scenario Shortened(const std::string& name, double scale) {
+  Scenario sc =
+      LoadScenario(std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/failure/" + name + ".yaml");
+  const double factor = std::min(1.0, scale * LengthScaleFromEnv());
+  for (RateStep& step : sc.arrival.steps) {
+    step.duration_s *= factor;
+  }
+  return sc;
+}
+
+/// One bench run: its result and its per-attempt records (the --records JSON lines).
+struct LiveRun {
+  loadgen::BenchResult result;
+  std::vector<json::object> records;
+};
+
+class LiveFailureTest : public server_test::ServerFixture {
+ protected:
+  void SetUp() override {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "live timing criteria are checked in the release build";
+#endif
+    ServerFixture::SetUp();
+  }
+
+  /// Runs `sc` against the fixture's server; `label` names the run (the summary's policy and,
+  /// with SPILLWAY_FAILURE_OUT set, the file name).
+  LiveRun Bench(const Scenario& sc, Seconds duration_limit_s = kNever,
+                const std::string& label = "live") {
+    loadgen::BenchOptions o;
+    o.duration_limit_s = duration_limit_s;
+    o.target_url = "http://127.0.0.1:" + std::to_string(server().port());
+    o.seed = sc.seed;
+    o.policy_label = label;
+    std::ostringstream records;
+    o.records = &records;
+    LiveRun run;
+    run.result = loadgen::RunBench(sc, o);
+    std::istringstream lines(records.str());
+    for (std::string line; std::getline(lines, line);) {
+      run.records.push_back(json::parse(line).as_object());
+    }
+    SaveSummary(run.result.summary, label);
+    return run;
+  }
+
+ private:
+  static void SaveSummary(const RunSummary& summary, const std::string& label) {
+    const char* dir = std::getenv("SPILLWAY_FAILURE_OUT");
+    if (dir == nullptr || *dir == '\0') {
+      return;
+    }
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "." + info->name();
+    if (label != "live") {
+      name += "-" + label;
+    }
+    std::ofstream(std::string(dir) + "/" + name + ".json") << SummaryToJson(summary);
+  }
+};
+
+}  // namespace spillway::failure_test
