@@ -3,7 +3,7 @@ JOBS ?= $(shell nproc)
 SCENARIO ?= scenarios/seed-burst.yaml
 FUZZ_SECONDS ?= 30
 
-.PHONY: deps build test test-asan fuzz demo bench bench-reject format format-check clean
+.PHONY: deps build test test-asan test-tsan fuzz demo bench bench-failure bench-reject format format-check clean
 
 deps:
 	./scripts/deps.sh
@@ -21,6 +21,18 @@ test-asan: deps
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS) -LE slow
 
+# ThreadSanitizer over the suites with threads (server, loadgen; build-tsan/). Every process
+# (test binaries and the servers they start) writes its reports under build-tsan/tsan-reports/;
+# any report fails the target.
+TSAN_REPORTS = $(CURDIR)/build-tsan/tsan-reports
+test-tsan: deps
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan -j $(JOBS)
+	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	TSAN_OPTIONS="log_path=$(TSAN_REPORTS)/report second_deadlock_stack=1" ctest --preset tsan -j $(JOBS)
+	@if ls $(TSAN_REPORTS)/report* >/dev/null 2>&1; then cat $(TSAN_REPORTS)/report*; \
+	  echo "test-tsan: ThreadSanitizer reports above" >&2; exit 1; fi
+
 # The libFuzzer targets (clang-14, build-fuzz/), each for FUZZ_SECONDS on a copy of its seeds
 # (docs/fuzzing.md). FUZZ_JOBS=2 runs two at a time.
 fuzz: deps
@@ -31,8 +43,14 @@ demo: deps
 	cmake --build --preset release -j $(JOBS) --target spillway
 	./scripts/demo.sh
 
+# The microbenchmarks (Google Benchmark), then the failure-injection suite at full length.
 bench: build
 	./build/spillway_bench
+	./scripts/failure_suite.sh build
+
+# Only the failure-injection suite at full length, sim and live (about 13 min; docs/failure.md).
+bench-failure: build
+	./scripts/failure_suite.sh build
 
 # 429s per second answered by spillway serve, measured with wrk (docs/serve.md).
 bench-reject: deps
@@ -47,4 +65,4 @@ format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz

@@ -109,8 +109,10 @@ std::string ErrorJson(const ApiError& error) {
   return json::serialize(body);
 }
 
-std::string ModelsJson(std::string_view model, std::int64_t created_s, std::string_view executor,
-                       bool emulated, std::int32_t max_model_len) {
+namespace {
+
+json::object ModelObject(std::string_view model, std::int64_t created_s, std::string_view executor,
+                         bool emulated, std::int32_t max_model_len) {
   json::object spillway;
   spillway["executor"] = View(executor);
   spillway["emulated"] = emulated;
@@ -124,9 +126,21 @@ std::string ModelsJson(std::string_view model, std::int64_t created_s, std::stri
   entry["owned_by"] = "spillway";
   entry["max_model_len"] = max_model_len;
   entry["spillway"] = std::move(spillway);
+  return entry;
+}
+
+}  // namespace
+
+std::string ModelJson(std::string_view model, std::int64_t created_s, std::string_view executor,
+                      bool emulated, std::int32_t max_model_len) {
+  return json::serialize(ModelObject(model, created_s, executor, emulated, max_model_len));
+}
+
+std::string ModelsJson(std::string_view model, std::int64_t created_s, std::string_view executor,
+                       bool emulated, std::int32_t max_model_len) {
   json::object body;
   body["object"] = "list";
-  body["data"] = OneElement(std::move(entry));
+  body["data"] = OneElement(ModelObject(model, created_s, executor, emulated, max_model_len));
   return json::serialize(body);
 }
 

@@ -40,6 +40,11 @@ std::string ErrorJson(const ApiError& error);
 std::string ModelsJson(std::string_view model, std::int64_t created_s, std::string_view executor,
                        bool emulated, std::int32_t max_model_len);
 
+/// GET /v1/models/{model} body: the one model object of ModelsJson's list (OpenAI's
+/// "Retrieve model").
+std::string ModelJson(std::string_view model, std::int64_t created_s, std::string_view executor,
+                      bool emulated, std::int32_t max_model_len);
+
 /// SSE framing: "data: <json>\n\n"; the stream ends with kSseDone. `json` must be one line,
 /// as Boost.JSON's serialize (and every function above) produces: a raw newline would end the
 /// SSE field early.

@@ -8,9 +8,12 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/read.hpp>
 #include <chrono>
 #include <stdexcept>
+#include <string_view>
+#include <tuple>
 
 namespace spillway::net {
 namespace {
@@ -136,7 +139,21 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
     // One deadline for the whole request, headers and body: a slow or stalled client is cut
     // off (slowloris); between keep-alive requests the idle timeout applies instead.
     stream.expires_after(Millis(first ? options_.header_timeout_s : options_.idle_timeout_s));
-    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kUse);
+    auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kUse);
+    if (!ec && !parser.is_done()) {
+      // A client that sent "Expect: 100-continue" waits for this before sending the body
+      // (curl, for bodies over 1 MiB, waits a second without it). A body over the limit has
+      // already failed above with body_limit (Content-Length is checked with the header).
+      if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        auto [write_ec, written] =
+            co_await asio::async_write(stream, asio::buffer(kContinue), kUse);
+        ec = write_ec;
+      }
+      if (!ec) {
+        std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, kUse);
+      }
+    }
     stream.expires_never();
     first = false;
     if (ec == http::error::body_limit) {

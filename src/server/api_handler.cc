@@ -104,11 +104,25 @@ bool IsBearer(std::string_view value) {
 }
 
 std::string_view BearerToken(std::string_view value) {
-  value.remove_prefix(value.find_first_not_of(' ', 6));
+  const std::size_t start = value.find_first_not_of(' ', 6);
+  if (start == std::string_view::npos) {
+    return {};
+  }
+  value.remove_prefix(start);
   while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) {
     value.remove_suffix(1);
   }
   return value;
+}
+
+/// GET /v1/models/{model}.
+constexpr std::string_view kModelsPrefix = "/v1/models/";
+
+/// 404 model_not_found (param "model") for a model this server does not serve.
+api::ApiError ModelNotFound(std::string_view asked, std::string_view served) {
+  return Error(
+      404, fmt::format("The model '{}' does not exist; this server serves '{}'.", asked, served),
+      "invalid_request_error", "model_not_found", "model");
 }
 
 std::string_view StripQuery(std::string_view target) {
@@ -249,6 +263,17 @@ asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
     co_await Send(conn, 200,
                   api::ModelsJson(config_.model, std::time(nullptr), "emulated:" + exec.name, true,
                                   max_model_len_));
+  } else if (path.starts_with(kModelsPrefix) && get) {
+    // OpenAI's "Retrieve model": GET /v1/models/{model}.
+    const std::string_view id = path.substr(kModelsPrefix.size());
+    if (id != config_.model) {
+      co_await SendError(conn, ModelNotFound(id, config_.model));
+      co_return;
+    }
+    const auto& exec = engine_.options().profile;
+    co_await Send(conn, 200,
+                  api::ModelJson(config_.model, std::time(nullptr), "emulated:" + exec.name, true,
+                                 max_model_len_));
   } else if (path == "/health" && get) {
     // Liveness: the engine loop shows a sign of life at least once a second, even idle.
     const double silent_s = clock_.Now() - engine_.last_heartbeat_s();
@@ -287,6 +312,14 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
     tenant = it->second.tenant;
     max_priority = it->second.max_priority;
   }
+  // A POST with neither Content-Length nor chunked framing has no body by HTTP's rules
+  // (RFC 9112 section 6.3); say so rather than "invalid JSON".
+  if (conn.request().body().empty() && !conn.request().has_content_length() &&
+      !conn.request().chunked()) {
+    co_await SendError(conn, Error(411, "The request needs a JSON body with Content-Length.",
+                                   "invalid_request_error", "length_required"));
+    co_return;
+  }
   auto parsed = api::ParseCompletionRequest(
       conn.request().body(), chat ? api::Endpoint::kChatCompletions : api::Endpoint::kCompletions);
   if (auto* error = std::get_if<api::ApiError>(&parsed)) {
@@ -297,12 +330,7 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   g.request = std::move(std::get<api::CompletionRequest>(parsed));
   const api::CompletionRequest& req = g.request;
   if (!req.model.empty() && req.model != config_.model) {
-    co_await SendError(conn, Error(404,
-                                   "The model '" + req.model +
-                                       "' does not exist; this server "
-                                       "serves '" +
-                                       config_.model + "'.",
-                                   "invalid_request_error", "model_not_found", "model"));
+    co_await SendError(conn, ModelNotFound(req.model, config_.model));
     co_return;
   }
   // Prompt length, exact for token ids, approximate for text (see api/tokenizer.h).

@@ -67,7 +67,8 @@ TEST_F(LiveDrainTest, SigtermDuringABurstLosesNothingAdmittedAndRefusesNewWorkWi
     std::this_thread::sleep_for(std::chrono::seconds(15));  // in the middle of the burst
     ::kill(pid, SIGTERM);
   });
-  const LiveRun run = Bench(sc, /*duration_limit_s=*/25);  // the server is gone after ~20 s
+  const LiveRun run =
+      Bench(sc, /*duration_limit_s=*/25, "drain");  // the server is gone after ~20 s
   terminator.join();
   int draining = 0;
   for (const json::object& r : run.records) {

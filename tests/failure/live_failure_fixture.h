@@ -11,7 +11,8 @@
 //                           shortening; a value that undoes it runs the scenario at full length
 //                           (the test's scale x this, capped at 1: never longer than shipped).
 //   SPILLWAY_FAILURE_OUT    a directory: each run's summary JSON is written there as
-//                           TEST_NAME[-LABEL].json, for `spillway report`.
+//                           SCENARIO_NAME[-LABEL].json (LABEL unless "live"), for
+//                           `spillway report` beside the simulator's run of the same file.
 
 #include <gtest/gtest.h>
 
@@ -94,18 +95,18 @@ class LiveFailureTest : public server_test::ServerFixture {
     for (std::string line; std::getline(lines, line);) {
       run.records.push_back(json::parse(line).as_object());
     }
-    SaveSummary(run.result.summary, label);
+    SaveSummary(run.result.summary, sc.name, label);
     return run;
   }
 
  private:
-  static void SaveSummary(const RunSummary& summary, const std::string& label) {
+  static void SaveSummary(const RunSummary& summary, const std::string& scenario_name,
+                          const std::string& label) {
     const char* dir = std::getenv("SPILLWAY_FAILURE_OUT");
     if (dir == nullptr || *dir == '\0') {
       return;
     }
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string(info->test_suite_name()) + "." + info->name();
+    std::string name = scenario_name;
     if (label != "live") {
       name += "-" + label;
     }

@@ -39,8 +39,8 @@ TEST_F(LiveRampTest, GoodputHoldsTtftStaysNearTheSloAndSheddingRisesWithLoad) {
 class LiveRetryStormTest : public LiveFailureTest {};
 
 TEST_F(LiveRetryStormTest, FixedRetriesAmplifyLoadBackoffWithBudgetDoesNotAndBothRecover) {
-  const LiveRun fixed = Bench(Shortened("retry-storm-fixed", 0.25), kNever, "fixed");  // 5, 7.5, 10 s
-  const LiveRun backoff = Bench(Shortened("retry-storm-backoff", 0.25), kNever, "backoff");
+  const LiveRun fixed = Bench(Shortened("retry-storm-fixed", 0.25));  // 5, 7.5, 10 s
+  const LiveRun backoff = Bench(Shortened("retry-storm-backoff", 0.25));
   const RunSummary& f = fixed.result.summary;
   const RunSummary& b = backoff.result.summary;
   EXPECT_GT(static_cast<double>(f.offered) / f.first_attempts, 2.0) << "the storm";

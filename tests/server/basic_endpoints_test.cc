@@ -54,6 +54,19 @@ TEST_F(BasicEndpointsTest, ModelsListsTheServedModelMarkedEmulated) {
   EXPECT_NE(executor->find("emulated"), std::string::npos) << r.body;
 }
 
+TEST_F(BasicEndpointsTest, RetrieveModelReturnsTheModelObjectOr404ForAnother) {
+  const HttpResponse r = client().Get("/v1/models/spillway-emulated");
+  ASSERT_EQ(r.status, 200) << r.error << r.body;
+  const auto v = ParseJson(r.body);
+  ASSERT_TRUE(v.has_value()) << r.body;
+  EXPECT_EQ(StringAt(*v, "/id"), "spillway-emulated") << r.body;
+  EXPECT_EQ(StringAt(*v, "/object"), "model") << r.body;
+  EXPECT_EQ(StringAt(*v, "/owned_by"), "spillway") << r.body;
+
+  EXPECT_TRUE(
+      server_test::IsOpenAiError(client().Get("/v1/models/gpt-4o"), 404, "model_not_found"));
+}
+
 TEST_F(BasicEndpointsTest, CompletionWithTokenIdPromptReportsExactUsageAndLengthFinish) {
   const HttpResponse r =
       client().Post("/v1/completions", R"({"prompt":[1,2,3],"max_tokens":8})", {}, 10);

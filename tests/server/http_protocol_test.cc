@@ -147,6 +147,46 @@ TEST_F(HttpProtocolTest, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_TRUE(conn.WaitClosedByPeer(kTimeoutS));
 }
 
+TEST_F(HttpProtocolTest, ExpectContinueGetsA100BeforeTheBodyIsSent) {
+  RawConnection conn(client().port());
+  ASSERT_TRUE(conn.connected());
+  const std::string head =
+      "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\nExpect: 100-continue\r\n"
+      "Content-Length: " +
+      std::to_string(kSmallBody.size()) + "\r\n\r\n";
+  ASSERT_TRUE(conn.Send(head));
+  // The interim 100 comes with the head alone, before any body byte is sent.
+  const std::optional<RawResponse> interim = conn.ReadResponse(kTimeoutS, /*head_only=*/true);
+  ASSERT_TRUE(interim.has_value()) << "no 100 Continue";
+  EXPECT_EQ(interim->status, 100);
+  ASSERT_TRUE(conn.Send(kSmallBody));
+  const std::optional<RawResponse> r = conn.ReadResponse(kTimeoutS);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
+TEST_F(HttpProtocolTest, ExpectContinueWithABodyOverTheLimitGets413WithoutSendingIt) {
+  RawConnection conn(client().port());
+  ASSERT_TRUE(conn.connected());
+  ASSERT_TRUE(
+      conn.Send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Expect: 100-continue\r\nContent-Length: 104857600\r\n\r\n"));
+  const std::optional<RawResponse> r = conn.ReadResponse(kTimeoutS);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 413) << r->body;
+}
+
+TEST_F(HttpProtocolTest, PostWithoutContentLengthGets411) {
+  RawConnection conn(client().port());
+  ASSERT_TRUE(conn.connected());
+  ASSERT_TRUE(conn.Send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  const std::optional<RawResponse> r = conn.ReadResponse(kTimeoutS);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 411) << r->body;
+  EXPECT_TRUE(Contains(r->body, "length_required")) << r->body;
+}
+
 TEST_F(HttpProtocolTest, HeadGetsContentLengthButNoBody) {
   RawConnection conn(client().port());
   ASSERT_TRUE(conn.connected());

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The failure-injection suite at full length (issue 5, docs/failure.md): every scenario of
+# scenarios/failure/ run by the simulator and live (`spillway bench` against `spillway serve`),
+# each checked against its pass criteria by the same tests CI runs in short form
+# (tests/sim/failure_*, tests/failure/), then one HTML report per scenario, sim beside live.
+#
+# Usage: scripts/failure_suite.sh [BUILD_DIR]   (default build/; `make bench-failure`)
+# Output: out/failure/{sim,live}/SCENARIO.json and out/failure/SCENARIO/index.html.
+# Exit status: non-zero when any criterion failed (every step still runs).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+out=out/failure
+status=0
+
+rm -rf "$out" && mkdir -p "$out/sim" "$out/live"
+
+echo "== simulator: pass criteria (tests/sim/failure_*)"
+"$build/sim_test" --gtest_filter='Failure*' --gtest_brief=1 || status=1
+for scenario in scenarios/failure/*.yaml; do
+  name=$(basename "$scenario" .yaml)
+  "$build/spillway" sim --scenario "$scenario" --json "$out/sim/$name.json" >/dev/null || status=1
+done
+
+echo "== live, full length: pass criteria (tests/failure/, about 12 minutes)"
+SPILLWAY_FAILURE_SCALE=1000 SPILLWAY_FAILURE_OUT="$out/live" \
+  "$build/failure_test" --gtest_brief=1 || status=1
+
+echo "== reports"
+declare -A reported=()
+for sim_json in "$out"/sim/*.json; do
+  name=$(basename "$sim_json" .json)
+  runs=("$sim_json")
+  for live_json in "$out/live/$name.json" "$out/live/$name"-*.json; do
+    [[ -f $live_json ]] && runs+=("$live_json") && reported[$live_json]=1
+  done
+  echo "-- $name"
+  "$build/spillway" report "${runs[@]}" --out "$out/$name" --table || status=1
+done
+for live_json in "$out"/live/*.json; do  # live runs without a scenario file here (drain)
+  [[ -f $live_json && -z ${reported[$live_json]:-} ]] || continue
+  name=$(basename "$live_json" .json)
+  echo "-- $name"
+  "$build/spillway" report "$live_json" --out "$out/$name" --table || status=1
+done
+
+if ((status == 0)); then
+  echo "failure suite: every criterion passed; reports under $out/*/index.html"
+else
+  echo "failure suite: FAILED (see above); reports under $out/*/index.html" >&2
+fi
+exit "$status"
