@@ -68,6 +68,7 @@ class Fields {
     return v->to_number<double>();
   }
 
+  /// Every integer of a run summary is a count, a seed or a replica number: >= 0.
   std::int64_t Integer(std::string_view key, Need need = Need::kRequired) const {
     const json::value* v = Get(key, need);
     if (v == nullptr) {
@@ -77,6 +78,9 @@ class Fields {
     const auto n = v->to_number<std::int64_t>(ec);
     if (ec) {
       Fail(key, "expected an integer, got " + KindName(*v));
+    }
+    if (n < 0) {
+      Fail(key, fmt::format("expected an integer >= 0, got {}", n));
     }
     return n;
   }

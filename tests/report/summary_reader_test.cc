@@ -102,6 +102,8 @@ TEST(SummaryReaderTest, ErrorsNameTheInputAndTheKey) {
             "runs.json: key 'offered': expected an integer, got a string");
   EXPECT_EQ(ErrorOf(Replace(one, "\"offered\": 2", "\"offered\": 2.5")),
             "runs.json: key 'offered': expected an integer, got a number (2.5E0)");
+  EXPECT_EQ(ErrorOf(Replace(one, "\"offered\": 2", "\"offered\": -2")),
+            "runs.json: key 'offered': expected an integer >= 0, got -2");
   EXPECT_EQ(ErrorOf(Replace(one, "\"waiting\":3", "\"waiting\":null")),
             "runs.json: key 'timeseries[1].waiting': expected an integer, got null");
   const std::string two = SummariesToJson({SampleRun("a"), SampleRun("b")});
