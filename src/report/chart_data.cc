@@ -23,11 +23,12 @@ std::string OneLine(std::string_view text) {
 std::string TimeseriesData(const RunSummary& run, std::string_view label) {
   std::string out = fmt::format(
       "# run: {}\n# t_mid_s t_end_s offered admitted good rejected completed waiting running "
-      "kv_usage_pct\n",
+      "kv_usage_pct retries\n",
       OneLine(label));
   for (const TimeseriesPoint& p : run.timeseries) {
-    out += fmt::format("{} {} {} {} {} {} {} {} {} {}\n", p.t + 0.5, p.t + 1, p.offered, p.admitted,
-                       p.good, p.rejected, p.completed, p.waiting, p.running, p.kv_usage * 100);
+    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {}\n", p.t + 0.5, p.t + 1, p.offered,
+                       p.admitted, p.good, p.rejected, p.completed, p.waiting, p.running,
+                       p.kv_usage * 100, p.retries);
   }
   return out;
 }

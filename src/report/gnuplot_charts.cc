@@ -113,9 +113,10 @@ ChartSpec GoodputChart(const Context& c, std::string* script) {
 ChartSpec TrafficChart(const Context& c, std::string* script) {
   const int n = static_cast<int>(c.with_series.size());
   ChartSpec spec{"traffic.svg", "Offered, admitted and good per second (one panel per run)",
-                 "Per run: attempts sent, attempts admitted to the engine's queue, completions "
-                 "within every SLO. Offered minus admitted was refused at the door; admitted "
-                 "minus good is work that did not pay off.",
+                 "Per run: attempts sent (retries included; the retries alone dashed, when "
+                 "a run has any), attempts admitted to the engine's queue, completions within "
+                 "every SLO. Offered minus admitted was refused at the door; admitted minus "
+                 "good is work that did not pay off.",
                  kWidthPx, 60 + kPanelHeightPx * n};
   const double top = AxisTop(MaxOver(c, [](const TimeseriesPoint& p) {
     return std::max({p.offered, p.admitted, p.good});
@@ -132,9 +133,14 @@ ChartSpec TrafficChart(const Context& c, std::string* script) {
         "set title {}\n{}"
         "plot {} using 1:3 with lines lc rgb '#9a9a9a' lw 1.5 title 'offered', \\\n"
         "     {} using 1:4 with lines lc rgb '#0072B2' lw 1.5 title 'admitted', \\\n"
-        "     {} using 1:5 with lines lc rgb '#009E73' lw 2 title 'good'\n",
+        "     {} using 1:5 with lines lc rgb '#009E73' lw 2 title 'good'{}\n",
         GnuplotQuote(c.labels[i]),
-        k + 1 < n ? "unset xlabel\n" : "set xlabel 'time since start (s)'\n", data, data, data);
+        k + 1 < n ? "unset xlabel\n" : "set xlabel 'time since start (s)'\n", data, data, data,
+        c.runs[i].retries > 0
+            ? fmt::format(", \\\n     {} using 1:11 with lines lc rgb '#D55E00' lw 1.5 dt 2 "
+                          "title 'retries'",
+                          data)
+            : std::string());
   }
   *script += "unset multiplot\n";
   return spec;

@@ -53,7 +53,9 @@ void RunRecorder::OnOffered(Seconds t, bool first_attempt, std::string_view clas
   }
   ++s_.offered;
   ++(first_attempt ? s_.first_attempts : s_.retries);
-  ++Point(t).offered;
+  TimeseriesPoint& point = Point(t);
+  ++point.offered;
+  point.retries += first_attempt ? 0 : 1;
   if (PhaseSummary* p = PhaseOf(t)) {
     ++p->offered;
   }

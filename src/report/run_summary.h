@@ -17,6 +17,7 @@ namespace spillway {
 struct TimeseriesPoint {
   double t = 0;
   std::int64_t offered = 0;    ///< attempts sent, retries included
+  std::int64_t retries = 0;    ///< of which retries (attempts after the first of a request)
   std::int64_t admitted = 0;   ///< accepted into the engine's queue
   std::int64_t rejected = 0;   ///< refused at the door or dropped at the queue head
   std::int64_t completed = 0;  ///< finished with the client still there

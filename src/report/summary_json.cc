@@ -61,6 +61,7 @@ json::array TimeseriesJson(const std::vector<TimeseriesPoint>& points) {
   for (const TimeseriesPoint& p : points) {
     a.push_back(json::object{{"t", p.t},
                              {"offered", p.offered},
+                             {"retries", p.retries},
                              {"admitted", p.admitted},
                              {"rejected", p.rejected},
                              {"completed", p.completed},

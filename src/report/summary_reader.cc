@@ -293,6 +293,7 @@ void ReadTimeseries(const Fields& run, RunSummary* s) {
     TimeseriesPoint p;
     p.t = f.Number("t");
     p.offered = f.Integer("offered");
+    p.retries = f.Integer("retries", Need::kOptional);
     p.admitted = f.Integer("admitted");
     p.rejected = f.Integer("rejected");
     p.completed = f.Integer("completed");

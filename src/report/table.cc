@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 
 namespace spillway {
@@ -34,6 +35,20 @@ std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
       {"good (within every SLO)", [](const RunSummary& s) { return Count(s.good); }},
       {"goodput req/s (whole run)", [](const RunSummary& s) { return Rate(s.goodput_rps); }},
   };
+  // Retries, when any run has them: the storm a fixed retry policy makes, as attempts per
+  // first attempt (the failure suite's retry-amplification criterion).
+  const bool any_retries =
+      std::any_of(runs.begin(), runs.end(), [](const RunSummary& s) { return s.retries > 0; });
+  if (any_retries) {
+    rows.insert(rows.begin() + 1,
+                {{"first attempts", [](const RunSummary& s) { return Count(s.first_attempts); }},
+                 {"retries (offered / first attempts)", [](const RunSummary& s) {
+                    return s.first_attempts > 0
+                               ? fmt::format("{} ({:.2f}x)", s.retries,
+                                             static_cast<double>(s.offered) / s.first_attempts)
+                               : Count(s.retries);
+                  }}});
+  }
   const std::size_t num_phases = runs.empty() ? 0 : runs.front().phases.size();
   for (std::size_t i = 0; i < num_phases; ++i) {
     const PhaseSummary& p = runs.front().phases[i];

@@ -49,6 +49,18 @@ TEST(ReportChartsTest, OneScriptDrawsEveryChartFromItsDataFiles) {
   EXPECT_NE(script.find("'20 req/s offered'"), std::string::npos);
   EXPECT_NE(script.find("'TTFT SLO 1 s'"), std::string::npos);
   EXPECT_TRUE(job.notes.empty());
+  EXPECT_EQ(script.find("title 'retries'"), std::string::npos) << "no run retried";
+}
+
+TEST(ReportChartsTest, TrafficChartDrawsRetriesForARunThatRetried) {
+  RunSummary storm = TinyRun("fixed");
+  storm.retries = 5;
+  storm.timeseries[1].retries = 5;
+  const GnuplotJob job = BuildGnuplotJob({storm, TinyRun("calm")}, {"fixed", "calm"});
+  const std::string& script = Files(job).at(job.script);
+  EXPECT_EQ(Count(script, "'gnuplot/run0.dat' using 1:11"), 1) << script;
+  EXPECT_EQ(Count(script, "'gnuplot/run1.dat' using 1:11"), 0) << script;
+  EXPECT_NE(TimeseriesData(storm, "fixed").find(" 50 5\n"), std::string::npos);
 }
 
 TEST(ReportChartsTest, ChartsWithoutDataAreLeftOutWithANote) {
@@ -65,7 +77,7 @@ TEST(ReportChartsTest, ChartsWithoutDataAreLeftOutWithANote) {
 TEST(ReportChartsTest, DataFilesHoldTheNumbers) {
   const RunSummary run = TinyRun("x");
   const std::string ts = TimeseriesData(run, "x");
-  EXPECT_NE(ts.find("\n1.5 2 0 0 1 0 1 3 1 50\n"), std::string::npos) << ts;
+  EXPECT_NE(ts.find("\n1.5 2 0 0 1 0 1 3 1 50 0\n"), std::string::npos) << ts;
   const auto cdf = CdfPoints(run.ttft_histogram_s);  // one sample, TTFT 0.3 s: (0.25, 0.315]
   ASSERT_EQ(cdf.size(), 2u);
   EXPECT_EQ(cdf[0], std::make_pair(0.25, 0.0));

@@ -110,6 +110,23 @@ TEST(CompareTableTest, OneColumnPerRun) {
   EXPECT_NE(table.find("wasted engine s"), std::string::npos);
 }
 
+TEST(CompareTableTest, RetryRowsShowTheAmplificationOnlyWhenARunRetried) {
+  RunRecorder r(GoodputSlo{}, {});
+  r.OnOffered(0.5, true);
+  r.OnOffered(0.6, true);
+  r.OnOffered(0.7, false);
+  r.OnOffered(0.8, false);
+  r.OnOffered(0.9, false);
+  RunSummary storm = r.Finish(1.0, 1.0);
+  EXPECT_EQ(storm.first_attempts, 2);
+  EXPECT_EQ(storm.retries, 3);
+  RunSummary calm = RunRecorder(GoodputSlo{}, {}).Finish(1.0, 1.0);
+  EXPECT_EQ(CompareTable({calm}).find("retries"), std::string::npos);
+  const std::string table = CompareTable({storm, calm});
+  EXPECT_NE(table.find("first attempts"), std::string::npos) << table;
+  EXPECT_NE(table.find("3 (2.50x)"), std::string::npos) << table;
+}
+
 TEST(RunRecorderTest, PerClassCountsAndTtftFollowEachAttemptsClass) {
   RunRecorder r(GoodputSlo{1.0, std::nullopt, std::nullopt}, {});
   r.OnOffered(1.0, true, "chat");
