@@ -287,8 +287,7 @@ asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
     co_await Send(conn, ready ? 200 : 503, std::move(body));
   } else if (path == "/metrics" && get) {
     const net::Headers none;
-    co_await Send(conn, 200, metrics_.registry.Render(), none,
-                  "text/plain; version=0.0.4; charset=utf-8");
+    co_await Send(conn, 200, metrics_.Render(), none, "text/plain; version=0.0.4; charset=utf-8");
   } else {
     co_await SendError(conn, Error(404, "No route for " + std::string(path) + ".",
                                    "invalid_request_error", "not_found"));

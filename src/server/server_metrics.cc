@@ -70,6 +70,12 @@ ServerMetrics::ServerMetrics(const std::string& model_name) : model(model_name) 
                     "Engine time spent on requests whose client had gone, seconds.")
            .Get();
   draining = &r.AddGauge("spillway_draining", "1 while the server drains after SIGTERM.").Get();
+  process = std::make_unique<ProcessMetrics>(r);
+}
+
+std::string ServerMetrics::Render() {
+  process->Update();
+  return registry.Render();
 }
 
 }  // namespace spillway::server

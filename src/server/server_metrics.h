@@ -3,14 +3,20 @@
 // test oracle). vLLM-compatible engine metrics keep vLLM's names and `model_name` label, so
 // gateways and dashboards built for vLLM work unchanged; Spillway's own are `spillway_*`.
 
+#include <memory>
 #include <string>
 
 #include "metrics/metrics.h"
+#include "server/process_metrics.h"
 
 namespace spillway::server {
 
 struct ServerMetrics {
   explicit ServerMetrics(const std::string& model_name);
+
+  /// The exposition for GET /metrics: refreshes the process metrics from procfs, then renders
+  /// the registry. Thread-safe.
+  std::string Render();
 
   metrics::Registry registry;
   std::string model;
@@ -40,6 +46,10 @@ struct ServerMetrics {
   metrics::Counter* engine_busy_seconds_total;
   metrics::Counter* wasted_engine_seconds_total;
   metrics::Gauge* draining;
+
+  // The standard process_* families of the Prometheus client libraries (process_metrics.h),
+  // declared last.
+  std::unique_ptr<ProcessMetrics> process;
 };
 
 }  // namespace spillway::server
