@@ -96,7 +96,7 @@ class Runner {
         endpoints_(Resolve(ioc_, target_)),
         schedule_(GenerateArrivals(sc, opt.seed), opt.duration_limit_s),
         span_s_(std::min(sc.ArrivalSpan(), opt.duration_limit_s)),
-        recorder_(SloOf(sc), PhasesOf(sc)),
+        recorder_(SloOf(sc), PhasesOf(sc, opt.duration_limit_s)),
         retry_(sc.client),
         rng_(opt.seed ^ 0xBE7C4B1DULL),
         dispatch_timer_(ioc_),

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "core/types.h"
 #include "report/run_recorder.h"
 #include "workload/scenario.h"
 
@@ -13,7 +14,9 @@ namespace spillway {
 /// The scenario's `slo` section.
 GoodputSlo SloOf(const Scenario& scenario);
 
-/// Phases in seconds from the start of the run, with their nominal arrival rates.
-std::vector<RunRecorder::Phase> PhasesOf(const Scenario& scenario);
+/// Phases in seconds from the start of the run, with their nominal arrival rates. With
+/// `until_s` (the load generator's --duration-limit-s) the phases are cut there: a phase that
+/// starts at or after it is left out, one that spans it ends at it.
+std::vector<RunRecorder::Phase> PhasesOf(const Scenario& scenario, Seconds until_s = kNever);
 
 }  // namespace spillway
