@@ -20,6 +20,10 @@ void AddReportCommand(CLI::App& app, int* exit_code);
 /// Registers `spillway bench`.
 void AddBenchCommand(CLI::App& app, int* exit_code);
 
+/// Registers `spillway soak-check` (docs/soak.md). Exit codes: 0 the soak passed; 1 it failed
+/// (or the gnuplot script could not be written); 2 bad input (a file missing or malformed).
+void AddSoakCheckCommand(CLI::App& app, int* exit_code);
+
 /// Directory of shipped profiles: $SPILLWAY_PROFILE_DIR, else profiles/ beside the build
 /// directory, else the source tree's profiles/.
 std::string DefaultProfileDir();

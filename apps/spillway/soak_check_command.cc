@@ -1,0 +1,129 @@
+// `spillway soak-check`: the verdict of a soak run (scripts/soak.sh, docs/soak.md) from the
+// files it left: the bench --records, the sampled RSS, the last /metrics scrape, and what the
+// script saw of the server at the end. The logic is loadgen/soak_check.h.
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "cli_checks.h"
+#include "commands.h"
+#include "loadgen/soak_check.h"
+
+namespace spillway::app {
+namespace {
+
+struct SoakCheckArgs {
+  std::string records;
+  std::string samples;
+  std::string metrics;
+  std::string gnuplot_out;
+  std::string csv_name = "rss.csv";
+  std::string svg_name = "rss.svg";
+  loadgen::SoakBounds bounds;
+  double rss_growth_bound_mib = 4;
+  loadgen::ServerEnd server;
+};
+
+// The whole file; throws std::invalid_argument naming it when it cannot be read.
+std::string ReadFileOrThrow(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  if (!in) {
+    throw std::invalid_argument(std::string(what) + " " + path + ": cannot be read");
+  }
+  return out.str();
+}
+
+int RunSoakCheck(SoakCheckArgs& a) {
+  a.bounds.rss_growth_bound_bytes = a.rss_growth_bound_mib * 1024 * 1024;
+  std::vector<loadgen::ReplyCount> replies;
+  try {
+    replies = loadgen::TallyReplies(ReadFileOrThrow(a.records, "--records"));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(a.records + ": " + e.what());
+  }
+  std::vector<loadgen::ProcessSampleRow> samples;
+  try {
+    samples = loadgen::ParseProcessSamples(ReadFileOrThrow(a.samples, "--samples"));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(a.samples + ": " + e.what());
+  }
+  loadgen::ProcessFigures figures;
+  if (!a.metrics.empty()) {
+    figures = loadgen::ReadProcessFigures(ReadFileOrThrow(a.metrics, "--metrics"));
+  }
+  const loadgen::MemoryVerdict memory = loadgen::CheckMemory(samples, a.bounds);
+  if (!a.gnuplot_out.empty()) {
+    std::ofstream out(a.gnuplot_out, std::ios::binary);
+    out << loadgen::RssChartScript(a.csv_name, a.svg_name, memory, a.bounds);
+    if (!out) {
+      std::cerr << "spillway soak-check: cannot write " << a.gnuplot_out << "\n";
+      return 1;
+    }
+  }
+  const loadgen::SoakVerdict verdict =
+      loadgen::Judge(std::move(replies), memory, a.server, figures, a.bounds);
+  std::cout << loadgen::FormatSoakReport(verdict, a.bounds);
+  return verdict.passed() ? 0 : 1;
+}
+
+}  // namespace
+
+void AddSoakCheckCommand(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<SoakCheckArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "soak-check", "Judge a soak run (scripts/soak.sh): documented replies, flat memory, alive");
+  cmd->add_option("--records", a->records, "The bench --records JSONL of the run")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--samples", a->samples,
+                  "CSV of server samples: t_s,rss_bytes,open_fds (t from the load's start)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--duration-s", a->bounds.duration_s, "Length of the load (arrivals), s")
+      ->required()
+      ->check(kFinitePositive);
+  cmd->add_option("--metrics", a->metrics, "The server's /metrics after the run (for process_*)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--health-status", a->server.health_status,
+                  "HTTP status of GET /health after the run (0: no answer)")
+      ->required()
+      ->check(CLI::Range(0, 999));
+  cmd->add_option("--server-exit-code", a->server.exit_code,
+                  "The server's exit status after SIGTERM (128 + N: signal N)")
+      ->required()
+      ->check(CLI::Range(0, 255));
+  cmd->add_option("--rss-growth-bound-mib", a->rss_growth_bound_mib,
+                  "Fail when RSS grows by this much or more after warm-up, MiB")
+      ->check(kFinitePositive)
+      ->capture_default_str();
+  cmd->add_option("--fd-slack", a->bounds.fd_slack,
+                  "Open descriptors after the run may exceed those before by this many")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--gnuplot", a->gnuplot_out,
+                  "Write a gnuplot script here that draws the samples (run it in their directory)")
+      ->check(kNonEmptyPath);
+  cmd->add_option("--csv-name", a->csv_name, "The samples' file name as the script reads it")
+      ->capture_default_str();
+  cmd->add_option("--svg-name", a->svg_name, "The SVG the script writes")->capture_default_str();
+  cmd->callback([a, exit_code] {
+    try {
+      *exit_code = RunSoakCheck(*a);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "spillway soak-check: " << e.what() << "\n";
+      *exit_code = 2;
+    } catch (const std::exception& e) {
+      std::cerr << "spillway soak-check: error: " << e.what() << "\n";
+      *exit_code = 1;
+    }
+  });
+}
+
+}  // namespace spillway::app
