@@ -2,8 +2,9 @@
 JOBS ?= $(shell nproc)
 SCENARIO ?= scenarios/seed-burst.yaml
 FUZZ_SECONDS ?= 30
+SOAK_SECONDS ?= 600
 
-.PHONY: deps build test test-asan test-tsan fuzz demo bench bench-failure bench-reject format format-check clean
+.PHONY: deps build test test-asan test-tsan fuzz demo soak bench bench-failure bench-reject format format-check clean
 
 deps:
 	./scripts/deps.sh
@@ -42,6 +43,13 @@ demo: deps
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target spillway
 	./scripts/demo.sh
+
+# The soak (docs/soak.md; not in CI): SOAK_SECONDS (default 600) at ten times the engine's
+# capacity against spillway serve; checks replies, memory and liveness, writes out/soak/.
+soak: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target spillway
+	SOAK_SECONDS=$(SOAK_SECONDS) ./scripts/soak.sh
 
 # The microbenchmarks (Google Benchmark), then the failure-injection suite at full length.
 bench: build

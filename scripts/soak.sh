@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The soak (make soak; docs/soak.md): scenarios/soak.yaml, ten times the engine's capacity for
+# ten minutes, replayed by `spillway bench` against `spillway serve` (the EMULATED engine, the
+# default predictive policy), while the server's resident memory and open descriptors are
+# sampled from /proc. Then `spillway soak-check` judges the run: every reply one the overload
+# contract documents (docs/serve.md), memory flat after warm-up, descriptors back where they
+# were, /health still 200, and a clean exit on SIGTERM. Exit status 0 only when all hold.
+#
+# Environment:
+#   SPILLWAY       the binary (default build/spillway)
+#   SOAK_SECONDS   length of the load, whole seconds in [10, 600] (default 600)
+#   SOAK_SAMPLE_S  seconds between samples (default 5; 1 when SOAK_SECONDS < 300)
+#   SOAK_OUT       output directory (default out/soak)
+#   SOAK_RSS_BOUND_MIB  the RSS growth bound, MiB (default 4, see docs/soak.md)
+#
+# Outputs in $SOAK_OUT: rss.csv (t_s,rss_bytes,open_fds; t from the load's start, the last row
+# taken after the run), rss.svg (+ rss.gp), summary.json, records.jsonl and timeseries.jsonl
+# from bench, bench.txt (its table), metrics-end.txt (/metrics after the run), serve.log,
+# verdict.txt (the check's report; its last line is the verdict).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${SPILLWAY:-./build/spillway}
+out=${SOAK_OUT:-out/soak}
+seconds=${SOAK_SECONDS:-600}
+scenario=scenarios/soak.yaml
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 10 ] || [ "$seconds" -gt 600 ]; then
+  echo "soak: SOAK_SECONDS must be a whole number of seconds in [10, 600], got '$seconds'" >&2
+  exit 2
+fi
+default_sample_s=5
+[ "$seconds" -ge 300 ] || default_sample_s=1
+sample_s=${SOAK_SAMPLE_S:-$default_sample_s}
+if ! [[ "$sample_s" =~ ^[0-9]+(\.[0-9]+)?$ ]] || [ "$sample_s" = 0 ]; then
+  echo "soak: SOAK_SAMPLE_S must be a number of seconds > 0, got '$sample_s'" >&2
+  exit 2
+fi
+rss_bound_mib=${SOAK_RSS_BOUND_MIB:-4}
+if [ ! -x "$bin" ]; then
+  echo "soak: $bin is not an executable (build it: make soak, or set SPILLWAY)" >&2
+  exit 2
+fi
+mkdir -p "$out"
+rm -f "$out"/{rss.csv,rss.svg,rss.gp,summary.json,records.jsonl,timeseries.jsonl,bench.txt} \
+  "$out"/{metrics-end.txt,serve.log,verdict.txt}
+server_pid=""
+sampler_pid=""
+
+cleanup() {
+  if [ -n "$sampler_pid" ]; then
+    kill "$sampler_pid" 2>/dev/null || true
+    wait "$sampler_pid" 2>/dev/null || true
+  fi
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+
+# Starts `spillway serve --port 0 ARGS` (its stderr to LOG) and sets $url once it listens (the
+# way scripts/demo.sh does).
+start_server() {
+  local log=$1
+  shift
+  "$bin" serve --port 0 "$@" 2>"$log" &
+  server_pid=$!
+  for _ in $(seq 1 100); do
+    url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$log" | head -1)
+    if [ -n "$url" ]; then
+      return 0
+    fi
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "soak: spillway serve exited; its log:" >&2
+      cat "$log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+  echo "soak: spillway serve did not start listening; its log:" >&2
+  cat "$log" >&2
+  exit 1
+}
+
+# One row of rss.csv for the server now: seconds since $t0, VmRSS in bytes, open descriptors.
+sample() {
+  local rss fds
+  rss=$(awk '/^VmRSS:/ { printf "%d", $2 * 1024 }' "/proc/$server_pid/status" 2>/dev/null) || return 0
+  [ -n "$rss" ] || return 0
+  fds=$(ls "/proc/$server_pid/fd" 2>/dev/null | wc -l)
+  awk -v now="$EPOCHREALTIME" -v t0="$t0" -v rss="$rss" -v fds="$fds" \
+    'BEGIN { printf "%.1f,%s,%s\n", now - t0, rss, fds }'
+}
+
+echo "soak: ${seconds} s of scenarios/soak.yaml (111 req/s, 10x capacity) against spillway serve"
+start_server "$out/serve.log"
+echo "soak: server pid $server_pid at $url; samples every ${sample_s} s into $out/rss.csv"
+t0=$EPOCHREALTIME
+echo "t_s,rss_bytes,open_fds" >"$out/rss.csv"
+sample >>"$out/rss.csv"
+(
+  while sleep "$sample_s" && kill -0 "$server_pid" 2>/dev/null; do
+    sample >>"$out/rss.csv"
+  done
+) &
+sampler_pid=$!
+
+bench_status=0
+"$bin" bench --target "$url" --scenario "$scenario" --duration-limit-s "$seconds" \
+  --policy-label soak --no-progress --json "$out/summary.json" --records "$out/records.jsonl" \
+  --timeseries "$out/timeseries.jsonl" >"$out/bench.txt" 2>&1 || bench_status=$?
+kill "$sampler_pid" 2>/dev/null || true
+wait "$sampler_pid" 2>/dev/null || true
+sampler_pid=""
+cat "$out/bench.txt"
+if [ "$bench_status" -ne 0 ]; then
+  echo "soak: FAIL: spillway bench exited with status $bench_status" | tee "$out/verdict.txt"
+  exit 1
+fi
+
+# After the run: let the last connections close, take the final sample, ask /health and
+# /metrics, then stop the server the way an orchestrator would (SIGTERM) and keep its status.
+sleep 2
+sample >>"$out/rss.csv"
+health=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$url/health" || true)
+[[ "$health" =~ ^[0-9]+$ ]] || health=0
+curl -s --max-time 5 -o "$out/metrics-end.txt" "$url/metrics" || : >"$out/metrics-end.txt"
+server_exit=0
+if kill -0 "$server_pid" 2>/dev/null; then
+  kill -TERM "$server_pid"
+fi
+wait "$server_pid" || server_exit=$?
+server_pid=""
+
+echo
+check_status=0
+"$bin" soak-check --records "$out/records.jsonl" --samples "$out/rss.csv" \
+  --duration-s "$seconds" --metrics "$out/metrics-end.txt" --health-status "$((10#$health))" \
+  --server-exit-code "$server_exit" --rss-growth-bound-mib "$rss_bound_mib" \
+  --gnuplot "$out/rss.gp" >"$out/verdict.txt" || check_status=$?
+cat "$out/verdict.txt"
+if [ "$check_status" -eq 2 ]; then
+  exit 2
+fi
+if command -v gnuplot >/dev/null 2>&1; then
+  (cd "$out" && gnuplot rss.gp) || echo "soak: gnuplot failed to draw $out/rss.svg" >&2
+else
+  echo "soak: gnuplot not found (make deps installs gnuplot-nox): no $out/rss.svg" >&2
+fi
+echo "soak: outputs in $out (rss.csv, rss.svg, summary.json, records.jsonl, verdict.txt)"
+exit "$check_status"

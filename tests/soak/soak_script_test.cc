@@ -1,0 +1,111 @@
+// The soak (scripts/soak.sh, docs/soak.md) shortened to 20 s: the script starts the real
+// `spillway serve`, replays scenarios/soak.yaml at 10x capacity with `spillway bench`, samples
+// the server's RSS and judges the run with `spillway soak-check`. Checks that it passes, writes
+// every file it promises, and that the files agree with each other. About 35 s; run alone
+// (RUN_SERIAL), since it loads both cores.
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <boost/json.hpp>
+
+#include "common/run_command.h"
+#include "common/temp_dir.h"
+
+namespace spillway {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using testing_util::CommandResult;
+using testing_util::RunCommand;
+using testing_util::TempDir;
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+TEST(SoakScriptTest, TwentySecondsPassAndWriteEveryOutput) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the soak's load and timing are checked in the release build";
+#endif
+  const TempDir dir;
+  const fs::path out = dir.path() / "soak";
+  const CommandResult r = RunCommand(
+      {std::string(SPILLWAY_SOURCE_DIR) + "/scripts/soak.sh"}, 120,
+      {std::string("SPILLWAY=") + SPILLWAY_BINARY, "SOAK_SECONDS=20", "SOAK_OUT=" + out.string()});
+  SCOPED_TRACE("scripts/soak.sh printed:\n" + r.output);
+  ASSERT_TRUE(r.exited) << r.description;
+  EXPECT_EQ(r.exit_code, 0);
+
+  // The verdict is the last line of verdict.txt, and the script printed it.
+  const std::vector<std::string> verdict = Lines(ReadFile(out / "verdict.txt"));
+  ASSERT_FALSE(verdict.empty());
+  EXPECT_TRUE(verdict.back().starts_with("soak: PASS (")) << verdict.back();
+  EXPECT_NE(r.output.find(verdict.back()), std::string::npos);
+
+  // rss.csv: the header, a sample before the load, one a second during it (the script samples
+  // every second below 300 s), and one after.
+  const std::vector<std::string> rss = Lines(ReadFile(out / "rss.csv"));
+  ASSERT_FALSE(rss.empty());
+  EXPECT_EQ(rss[0], "t_s,rss_bytes,open_fds");
+  EXPECT_GE(rss.size(), 1u + 20u);
+  for (std::size_t i = 1; i < rss.size(); ++i) {
+    EXPECT_EQ(std::count(rss[i].begin(), rss[i].end(), ','), 2) << rss[i];
+  }
+
+  // The bench summary: 20 s of arrivals at 111 req/s, most refused at the door.
+  const json::value summary = json::parse(ReadFile(out / "summary.json"));
+  const double offered = summary.at("offered").to_number<double>();
+  EXPECT_GT(offered, 1500);  // ~2220 first attempts, plus retries
+  EXPECT_EQ(summary.at("duration_s").to_number<double>(), 20);
+  EXPECT_GT(summary.at("completed").to_number<double>(), 0);
+  // Every attempt has its record line.
+  const std::vector<std::string> records = Lines(ReadFile(out / "records.jsonl"));
+  EXPECT_EQ(static_cast<double>(records.size()), offered);
+  EXPECT_FALSE(Lines(ReadFile(out / "timeseries.jsonl")).empty());
+
+  // The server's own process metrics after the run, and the chart.
+  const std::string metrics = ReadFile(out / "metrics-end.txt");
+  EXPECT_NE(metrics.find("\nprocess_resident_memory_bytes "), std::string::npos);
+  EXPECT_NE(metrics.find("\nprocess_cpu_seconds_total "), std::string::npos);
+  if (testing_util::FindOnPath("gnuplot").has_value()) {
+    const std::string svg = ReadFile(out / "rss.svg");
+    EXPECT_NE(svg.find("<svg"), std::string::npos);
+  }
+}
+
+TEST(SoakScriptTest, RefusesALengthOutsideItsRange) {
+  for (const char* seconds : {"5", "601", "ten"}) {
+    const TempDir dir;
+    const CommandResult r = RunCommand(
+        {std::string(SPILLWAY_SOURCE_DIR) + "/scripts/soak.sh"}, 30,
+        {std::string("SPILLWAY=") + SPILLWAY_BINARY, std::string("SOAK_SECONDS=") + seconds,
+         "SOAK_OUT=" + (dir.path() / "soak").string()});
+    EXPECT_TRUE(r.exited) << r.description;
+    EXPECT_EQ(r.exit_code, 2) << seconds << ": " << r.output;
+    EXPECT_NE(r.output.find("SOAK_SECONDS must be"), std::string::npos) << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace spillway
