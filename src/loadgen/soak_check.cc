@@ -293,15 +293,20 @@ std::string FormatSoakReport(const SoakVerdict& v, const SoakBounds& bounds) {
 std::string RssChartScript(std::string_view csv, std::string_view svg, const MemoryVerdict& m,
                            const SoakBounds& bounds) {
   const double w = m.window_s;
+  const double bound_mib = (m.warm_rss_bytes + bounds.rss_growth_bound_bytes) / kMiB;
+  const std::string data = GnuplotQuote(csv);
   std::string s =
-      "set terminal svg size 900,420 fixed noenhanced font 'sans-serif,12' background rgb "
+      "set terminal svg size 900,560 fixed noenhanced font 'sans-serif,12' background rgb "
       "'white'\n";
   s += "set output " + GnuplotQuote(svg) + "\n";
-  s += "set datafile separator ','\nset grid\nset key outside bottom center horizontal\n";
+  s += "set datafile separator ','\nset grid\nset key bottom center\n";
+  s += "set multiplot\nset lmargin 10\nset rmargin 4\n";
+  // Top: RSS with the two windows shaded and the bound.
+  s += "set origin 0,0.36\nset size 1,0.64\n";
   s += "set title 'spillway serve during the soak: resident memory and open descriptors'\n";
-  s += "set xlabel 'seconds since the load started'\nset ylabel 'RSS (MiB)'\n";
-  s += "set y2label 'open file descriptors'\nset ytics nomirror\nset y2tics\n";
-  s += "set y2range [0:*]\n";
+  s += "set format x ''\nset ylabel 'RSS (MiB)'\n";
+  // Room above the bound line and the highest sample.
+  s += fmt::format("set yrange [0:{:.1f}]\n", 1.15 * std::max(bound_mib, m.max_rss_bytes / kMiB));
   s += fmt::format(
       "set object 1 rect from {:g}, graph 0 to {:g}, graph 1 fillcolor rgb '#dde8f5' "
       "fillstyle solid 0.6 noborder behind\n",
@@ -310,19 +315,21 @@ std::string RssChartScript(std::string_view csv, std::string_view svg, const Mem
       "set object 2 rect from {:g}, graph 0 to {:g}, graph 1 fillcolor rgb '#f5e6d0' "
       "fillstyle solid 0.6 noborder behind\n",
       bounds.duration_s - w, bounds.duration_s);
-  s += fmt::format("set label 1 'warm-up' at {:g}, graph 0.96 center\n", 1.5 * w);
-  s += fmt::format("set label 2 'end' at {:g}, graph 0.96 center\n", bounds.duration_s - w / 2);
-  const double bound_mib = (m.warm_rss_bytes + bounds.rss_growth_bound_bytes) / kMiB;
-  // Room above the bound line and the highest sample.
-  s += fmt::format("set yrange [0:{:.1f}]\n", 1.15 * std::max(bound_mib, m.max_rss_bytes / kMiB));
-  s += "plot " + GnuplotQuote(csv) +
-       " using 1:($2/1048576) skip 1 with lines lw 2 lc rgb '#1f5fa8' title 'RSS (MiB)', \\\n";
+  s += fmt::format("set label 1 'warm-up' at {:g}, graph 0.94 center\n", 1.5 * w);
+  s += fmt::format("set label 2 'end' at {:g}, graph 0.94 center\n", bounds.duration_s - w / 2);
+  s += "plot " + data +
+       " using 1:($2/1048576) skip 1 with lines lw 2 lc rgb '#1f5fa8' title 'RSS', \\\n";
   s += fmt::format(
-      "     {:g} with lines dt 2 lw 1.5 lc rgb '#b22222' title 'warm-up max + growth bound', "
-      "\\\n",
-      bound_mib);
-  s += "     " + GnuplotQuote(csv) +
-       " using 1:3 skip 1 axes x1y2 with lines lw 1 lc rgb '#6a9a3a' title 'open fds'\n";
+      "     {:g} with lines dt 2 lw 1.5 lc rgb '#b22222' title 'warm-up max + growth bound "
+      "({:g} MiB)'\n",
+      bound_mib, bounds.rss_growth_bound_bytes / kMiB);
+  // Bottom: open descriptors on the same time axis.
+  s += "unset label 1\nunset label 2\nunset title\n";
+  s += "set origin 0,0\nset size 1,0.38\nset format x '%g'\n";
+  s += "set xlabel 'seconds since the load started'\nset ylabel 'open fds'\nset yrange [0:*]\n";
+  s += "plot " + data +
+       " using 1:3 skip 1 with lines lw 1.5 lc rgb '#4d7f2a' title 'open file descriptors'\n";
+  s += "unset multiplot\n";
   return s;
 }
 

@@ -71,8 +71,8 @@ struct SoakBounds {
   /// first window is warm-up), the end window [duration_s - w, duration_s].
   static constexpr Seconds kMaxWindowS = 60;
   /// Growth must stay below this. 4 MiB: about 50 bytes per attempt over the ~80,000
-  /// attempts of the ten-minute soak, so a leak of any per-request heap object shows, and ten
-  /// times the growth measured on flat runs (docs/soak.md).
+  /// attempts of the ten-minute soak, so a leak of any per-request heap object shows, and far
+  /// above the growth of a flat run (+0.06 MiB in ten minutes, docs/soak.md).
   double rss_growth_bound_bytes = 4.0 * 1024 * 1024;
   double fd_slack = 8;  ///< open fds after the run may exceed those before by at most this
 };
@@ -137,9 +137,9 @@ SoakVerdict Judge(std::vector<ReplyCount> replies, const MemoryVerdict& memory,
 std::string FormatSoakReport(const SoakVerdict& verdict, const SoakBounds& bounds);
 
 /// A gnuplot script that draws `csv` (ParseProcessSamples's format) as `svg`: RSS in MiB over
-/// time, open descriptors on the second axis, the warm-up and end windows shaded and the
-/// bound (warm-up RSS + growth bound) as a dashed line. Paths are used as given (gnuplot runs
-/// in their directory).
+/// time with the warm-up and end windows shaded and the bound (warm-up RSS + growth bound) as
+/// a dashed line, and below it open descriptors on the same time axis. Paths are used as
+/// given (gnuplot runs in their directory).
 std::string RssChartScript(std::string_view csv, std::string_view svg, const MemoryVerdict& memory,
                            const SoakBounds& bounds);
 

@@ -225,7 +225,8 @@ TEST(RssChartScriptTest, DrawsTheSamplesWithWindowsAndBound) {
   EXPECT_NE(s.find("rect from 60, graph 0 to 120, graph 1"), std::string::npos) << s;
   EXPECT_NE(s.find("rect from 540, graph 0 to 600, graph 1"), std::string::npos) << s;
   EXPECT_NE(s.find("     36 with lines"), std::string::npos) << s;  // 32 MiB + 4 MiB
-  EXPECT_NE(s.find("'rss.csv' using 1:3 skip 1 axes x1y2"), std::string::npos) << s;
+  EXPECT_NE(s.find("'rss.csv' using 1:3 skip 1 with lines"), std::string::npos) << s;
+  EXPECT_NE(s.find("growth bound (4 MiB)"), std::string::npos) << s;
 }
 
 }  // namespace
