@@ -8,11 +8,14 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli_checks.h"
 #include "commands.h"
 #include "config/yaml_reader.h"
 #include "loadgen/bench_runner.h"
+#include "loadgen/request_labels.h"
 #include "output_file.h"
 #include "report/summary_json.h"
 #include "report/table.h"
@@ -27,6 +30,7 @@ struct BenchArgs {
   std::string json_out;
   std::string records_out;
   std::string timeseries_out;
+  std::vector<std::string> tenant_keys;  ///< --api-key-for TENANT=KEY, as given
   CLI::Option* seed_option = nullptr;
   double rate_multiplier = 0;
   double time_scale = 0;
@@ -66,6 +70,9 @@ int RunBenchCommand(BenchArgs& a) {
     }
   }
   loadgen::BenchOptions& o = a.options;
+  for (const std::string& spec : a.tenant_keys) {
+    loadgen::AddTenantKey(spec, &o.api_keys_by_tenant);
+  }
   o.seed = a.seed_option->count() > 0 ? o.seed : sc.seed;
   o.duration_limit_s = a.duration_limit_s > 0 ? a.duration_limit_s : kNever;
   o.scrape_metrics = !a.no_metrics;
@@ -111,6 +118,9 @@ void AddOptions(CLI::App* cmd, BenchArgs* a) {
                        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62));
   cmd->add_option("--model", o.model, "Model name (default: the first of GET /v1/models)");
   cmd->add_option("--api-key", o.api_key, "Sent as Authorization: Bearer KEY");
+  cmd->add_option("--api-key-for", a->tenant_keys,
+                  "TENANT=KEY: requests of the scenario classes with this tenant use this key "
+                  "instead of --api-key (repeatable)");
   cmd->add_option("--rate-multiplier", a->rate_multiplier,
                   "Trace replay: send each trace request this many times on average")
       ->check(kFinitePositive & CLI::Range(0.0, 100.0));

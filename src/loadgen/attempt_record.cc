@@ -37,6 +37,12 @@ std::string RecordJson(const AttemptRecord& r) {
   o["prompt_tokens"] = r.prompt_tokens;
   o["max_tokens"] = r.max_tokens;
   o["outcome"] = ToString(r.outcome);
+  o["class"] = r.class_name.empty() ? json::value(nullptr) : json::value(r.class_name);
+  const auto optional_int = [](const std::optional<std::int32_t>& v) {
+    return v.has_value() ? json::value(*v) : json::value(nullptr);
+  };
+  o["priority_requested"] = optional_int(r.priority_requested);
+  o["priority_class"] = optional_int(r.priority_class);
   return json::serialize(o);
 }
 

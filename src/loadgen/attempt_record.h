@@ -3,6 +3,7 @@
 // Times are seconds from the start of the run (the scenario's t = 0).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,11 +39,22 @@ struct AttemptRecord {
   std::string reason;         ///< X-Overload-Reason / error code / timeout kind / transport error
   Seconds retry_after_s = 0;  ///< the Retry-After header, s (0: none); not in the JSON line
   AttemptOutcome outcome = AttemptOutcome::kCompleted;
+  /// The scenario class (points into the Scenario, which outlives the run); empty for trace
+  /// records.
+  std::string_view class_name;
+  /// The X-Priority-Class header sent (request_labels.h); nullopt when none was.
+  std::optional<std::int32_t> priority_requested;
+  /// The X-Priority-Class header of the reply: the class the server applied (Spillway echoes
+  /// it on every admitted reply); nullopt when the reply had none (a refusal, no response
+  /// head, or a server without priorities).
+  std::optional<std::int32_t> priority_class;
 };
 
 /// One JSON object on one line (no newline): request, attempt, scheduled_s, sent_s, status,
 /// reason, ttft_s (first content event - sent_s; null when none came), e2e_s (finished_s -
-/// sent_s, for every outcome), output_tokens, prompt_tokens, max_tokens, outcome.
+/// sent_s, for every outcome), output_tokens, prompt_tokens, max_tokens, outcome, class (the
+/// scenario class; null for trace records), priority_requested and priority_class (null when
+/// no header was sent / came back).
 std::string RecordJson(const AttemptRecord& r);
 
 }  // namespace spillway::loadgen

@@ -20,21 +20,22 @@ BenchRecorder::BenchRecorder(GoodputSlo slo, std::vector<RunRecorder::Phase> pha
 void BenchRecorder::OnAttemptDone(const AttemptRecord& r) {
   --in_flight_;
   ++offered_;
-  recorder_.OnOffered(r.sent_s, r.attempt == 1);
+  const std::string_view c = r.class_name;  // empty for trace records: no per-class counts
+  recorder_.OnOffered(r.sent_s, r.attempt == 1, c);
   const Seconds head_s = r.head_s != kNever ? r.head_s : r.finished_s;
   const auto done = [&](RequestOutcome::Kind kind) {
-    recorder_.OnAdmitted(head_s, r.sent_s, false);
-    recorder_.OnRequestDone({kind, r.sent_s, r.first_token_s, r.finished_s, r.output_tokens});
+    recorder_.OnAdmitted(head_s, r.sent_s, false, c);
+    recorder_.OnRequestDone({kind, r.sent_s, r.first_token_s, r.finished_s, r.output_tokens}, c);
   };
   switch (r.outcome) {
     case AttemptOutcome::kRejected:
       ++shed_;
-      recorder_.OnRejected(head_s, r.sent_s, r.status, r.reason);
+      recorder_.OnRejected(head_s, r.sent_s, r.status, r.reason, c);
       break;
     case AttemptOutcome::kDroppedAtQueueHead:
       ++shed_;
-      recorder_.OnAdmitted(head_s, r.sent_s, false);
-      recorder_.OnDroppedAtQueueHead(r.finished_s, r.sent_s);
+      recorder_.OnAdmitted(head_s, r.sent_s, false, c);
+      recorder_.OnDroppedAtQueueHead(r.finished_s, r.sent_s, c);
       break;
     case AttemptOutcome::kCompleted: {
       ++completed_;

@@ -26,6 +26,7 @@
 #include "loadgen/metrics_text.h"
 #include "loadgen/progress.h"
 #include "loadgen/request_body.h"
+#include "loadgen/request_labels.h"
 #include "loadgen/schedule.h"
 #include "loadgen/target.h"
 #include "net/clock.h"
@@ -112,6 +113,7 @@ class Runner {
     context_.total_timeout_s = sc.client.total_timeout_s;
     context_.max_request_s = opt.max_request_s;
     context_.on_gap = [this](Seconds gap_s) { recorder_.OnInterTokenGap(gap_s); };
+    CheckTenantKeys(sc, opt.api_keys_by_tenant);
     const std::int64_t open_files = RaiseOpenFileLimit();
     max_in_flight_ = opt.max_in_flight > 0 ? opt.max_in_flight
                                            : std::max<std::int64_t>(16, open_files - kReservedFds);
@@ -246,11 +248,17 @@ asio::awaitable<void> Runner::Request(std::size_t index) {
   retry_.OnFirstAttempt();
   const std::string body = CompletionBody(model_, a.prompt_tokens, a.output_tokens,
                                           opt_.seed * 0x9E3779B97F4A7C15ULL + index);
+  // Every attempt carries the same class, priority and key: a retry keeps its class.
+  const RequestLabels labels = LabelsFor(sc_, a, opt_.api_key, opt_.api_keys_by_tenant);
+  const std::string authorization =
+      labels.api_key.empty() ? std::string() : "Bearer " + std::string(labels.api_key);
   AttemptRecord base;
   base.request = static_cast<std::int64_t>(index);
   base.scheduled_s = a.time_s;
   base.prompt_tokens = a.prompt_tokens;
   base.max_tokens = a.output_tokens;
+  base.class_name = labels.class_name;
+  base.priority_requested = labels.priority;
   asio::steady_timer backoff(ioc_);
   for (;; ++base.attempt) {
     recorder_.OnAttemptStarted();
@@ -261,7 +269,7 @@ asio::awaitable<void> Runner::Request(std::size_t index) {
     if (recorder_.in_flight() > max_in_flight_) {
       r = NotSent(base);
     } else {
-      r = co_await RunAttempt(context_, base, body);
+      r = co_await RunAttempt(context_, base, body, authorization);
     }
     Finished(r);
     if (!IsRetryable(r, sc_.client.retry_on_timeout) || stopped_at_s_ != kNever) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/types.h"
+#include "loadgen/request_labels.h"
 #include "report/percentiles.h"
 #include "report/run_summary.h"
 #include "workload/scenario.h"
@@ -20,9 +21,12 @@
 namespace spillway::loadgen {
 
 struct BenchOptions {
-  std::string target_url;              ///< e.g. http://127.0.0.1:8000
-  std::string model;                   ///< empty: the first id of GET /v1/models, else "default"
-  std::string api_key;                 ///< sent as "Authorization: Bearer KEY" when non-empty
+  std::string target_url;  ///< e.g. http://127.0.0.1:8000
+  std::string model;       ///< empty: the first id of GET /v1/models, else "default"
+  std::string api_key;     ///< sent as "Authorization: Bearer KEY" when non-empty
+  /// Per-tenant keys (--api-key-for): a request of a class whose tenant is listed is sent with
+  /// that key instead of `api_key`. Every tenant listed must be one of the scenario's.
+  TenantKeys api_keys_by_tenant;
   std::string policy_label = "bench";  ///< the summary's `policy`
   std::uint64_t seed = 1;              ///< arrivals, prompts and retry jitter
   Seconds duration_limit_s = kNever;   ///< send only arrivals before this time
@@ -51,7 +55,8 @@ std::int64_t RaiseOpenFileLimit();
 
 /// Runs `scenario` against `options.target_url`; blocks until every request ended. Raises the
 /// open-file limit first (RaiseOpenFileLimit: a socket per request in flight). Throws
-/// std::invalid_argument for a bad URL and std::runtime_error when the target cannot be
+/// std::invalid_argument for a bad URL or a tenant key for no class's tenant, and
+/// std::runtime_error when the target cannot be
 /// resolved or reached (GET /v1/models gets no HTTP answer).
 BenchResult RunBench(const Scenario& scenario, const BenchOptions& options);
 

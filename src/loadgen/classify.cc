@@ -72,6 +72,15 @@ Seconds ParseRetryAfter(std::string_view value) {
   return seconds;
 }
 
+std::optional<std::int32_t> ParsePriorityClass(std::string_view value) {
+  std::int32_t v = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+    return std::nullopt;
+  }
+  return v;
+}
+
 bool IsRetryable(const AttemptRecord& record, bool retry_on_timeout) {
   switch (record.outcome) {
     case AttemptOutcome::kRejected:

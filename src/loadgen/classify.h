@@ -15,6 +15,8 @@
 //   broken before [DONE]         -> failed ("stream_broken")
 //   ended normally               -> completed
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -58,6 +60,10 @@ EndVerdict ClassifyStreamEnd(const StreamTracker& stream, StreamStop stop);
 /// Retry-After as delta-seconds (RFC 9110 §10.2.3): a non-negative number; an HTTP-date or
 /// junk gives 0 (no hint).
 Seconds ParseRetryAfter(std::string_view value);
+
+/// The priority class a reply's X-Priority-Class header names (the class the server applied):
+/// a decimal integer; nullopt when the header is absent (empty) or not a whole int32.
+std::optional<std::int32_t> ParsePriorityClass(std::string_view value);
 
 /// True when the scenario client retries after this outcome: refusals other than 400, queue
 /// head drops, and with `retry_on_timeout` its own timeouts (as the simulator does).

@@ -81,14 +81,19 @@ std::string HeaderOr(const http::response_header<>& h, std::string_view name) {
   return it == h.end() ? std::string() : std::string(it->value());
 }
 
-http::request<http::string_body> MakeRequest(const AttemptContext& c, const std::string& body) {
+http::request<http::string_body> MakeRequest(const AttemptContext& c, const AttemptRecord& r,
+                                             const std::string& body,
+                                             const std::string& authorization) {
   http::request<http::string_body> req{http::verb::post, c.target->Path(c.path), 11};
   req.set(http::field::host, c.target->host_header);
   req.set(http::field::user_agent, "spillway-bench");
   req.set(http::field::content_type, "application/json");
   req.set(http::field::accept, "text/event-stream");
-  if (!c.authorization.empty()) {
-    req.set(http::field::authorization, c.authorization);
+  if (!authorization.empty()) {
+    req.set(http::field::authorization, authorization);
+  }
+  if (r.priority_requested.has_value()) {
+    req.set("X-Priority-Class", std::to_string(*r.priority_requested));
   }
   req.keep_alive(false);
   req.body() = body;
@@ -99,7 +104,8 @@ http::request<http::string_body> MakeRequest(const AttemptContext& c, const std:
 }  // namespace
 
 asio::awaitable<AttemptRecord> RunAttempt(const AttemptContext& c, const AttemptRecord& record,
-                                          const std::string& body) {
+                                          const std::string& body,
+                                          const std::string& authorization) {
   const net::SteadyClock& clock = *c.clock;
   AttemptRecord r = record;
   r.sent_s = clock.Now();
@@ -114,7 +120,7 @@ asio::awaitable<AttemptRecord> RunAttempt(const AttemptContext& c, const Attempt
   }
   beast::error_code ignored;
   stream.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
-  const http::request<http::string_body> req = MakeRequest(c, body);
+  const http::request<http::string_body> req = MakeRequest(c, r, body, authorization);
   auto [write_ec, written] = co_await http::async_write(stream, req, kUse);
   if (write_ec) {
     EndWithoutStream(&r, deadlines, write_ec, "write", clock.Now());
@@ -130,6 +136,7 @@ asio::awaitable<AttemptRecord> RunAttempt(const AttemptContext& c, const Attempt
   }
   r.head_s = clock.Now();
   r.status = static_cast<int>(parser.get().result_int());
+  r.priority_class = ParsePriorityClass(HeaderOr(parser.get(), "X-Priority-Class"));
   if (r.status != 200) {
     // The error body names the reason when no X-Overload-Reason does; best effort.
     co_await http::async_read(stream, buffer, parser, kUse);

@@ -23,7 +23,7 @@ struct AttemptContext {
   const Target* target = nullptr;
   const net::SteadyClock* clock = nullptr;  ///< the run's clock: seconds from its start
   std::string path;                         ///< e.g. "/v1/completions" (after base_path)
-  std::string authorization;                ///< "Bearer KEY" or empty
+  std::string authorization;                ///< "Bearer KEY" or empty: GET requests only
   Seconds ttft_timeout_s = kNever;          ///< scenario client: no first token by then
   Seconds total_timeout_s = kNever;         ///< scenario client: not finished by then
   Seconds max_request_s = kNever;           ///< the generator's own cap, reason
@@ -31,11 +31,14 @@ struct AttemptContext {
   std::function<void(Seconds)> on_gap;      ///< inter-token gaps, s, as they arrive
 };
 
-/// Runs one attempt. `record` carries the request, attempt, scheduled_s and token counts in;
-/// the result adds sent_s (now), head_s, first_token_s, finished_s, status, reason,
-/// retry_after_s, output_tokens and the outcome. `body` is the JSON request body.
+/// Runs one attempt. `record` carries the request, attempt, scheduled_s, token counts, class
+/// and priority_requested (sent as X-Priority-Class when set) in; the result adds sent_s
+/// (now), head_s, first_token_s, finished_s, status, reason, retry_after_s, output_tokens,
+/// priority_class (the reply's X-Priority-Class) and the outcome. `body` is the JSON request
+/// body, `authorization` the Authorization header ("Bearer KEY"; empty: none).
 boost::asio::awaitable<AttemptRecord> RunAttempt(const AttemptContext& context,
                                                  const AttemptRecord& record,
-                                                 const std::string& body);
+                                                 const std::string& body,
+                                                 const std::string& authorization);
 
 }  // namespace spillway::loadgen

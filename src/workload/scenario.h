@@ -33,6 +33,9 @@ struct RequestClass {
   TokenDist prompt_tokens;
   TokenDist output_tokens;
   std::int32_t priority = 0;  ///< lower is more urgent
+  /// True when the file gives `priority` (the load generator then sends it as
+  /// X-Priority-Class; a class without one sends none).
+  bool priority_given = false;
   std::string tenant = "default";
 };
 

@@ -234,6 +234,7 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   }
   c.priority =
       static_cast<std::int32_t>(OptIntIn(f["priority"], -kInt32Max, kInt32Max).value_or(0));
+  c.priority_given = f["priority"].present();
   if (f["tenant"].present()) {
     c.tenant = NonEmptyString(f["tenant"]);
   }

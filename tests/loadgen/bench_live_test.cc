@@ -1,8 +1,9 @@
 // `spillway bench` against the real `spillway serve` (RunBench in this process, the server a
 // child process): arrivals leave on the scenario's clock while the server falls behind, client
 // timeouts close connections the server notices, each retry policy shapes the load as the
-// simulator says it should, and a trace replays with exact token counts. Time bounds are
-// generous (a loaded 2-core machine); the whole file runs in well under a minute.
+// simulator says it should, each class asks for its priority with its tenant's key, and a
+// trace replays with exact token counts. Time bounds are generous (a loaded 2-core machine);
+// the whole file runs in well under a minute.
 
 #include <gtest/gtest.h>
 
@@ -18,6 +19,7 @@
 #include "common/server_fixture.h"
 #include "common/temp_dir.h"
 #include "loadgen/bench_runner.h"
+#include "loadgen/request_labels.h"
 #include "workload/arrivals.h"
 #include "workload/scenario.h"
 
@@ -39,8 +41,11 @@ class BenchLiveTest : public server_test::ServerFixture {
     return LoadScenarioFromString(yaml, "test.yaml", dir_.path().string());
   }
 
-  BenchRun Bench(const Scenario& sc) {
+  BenchRun Bench(const Scenario& sc, const std::string& api_key = "",
+                 const TenantKeys& tenant_keys = {}) {
     BenchOptions o;
+    o.api_key = api_key;
+    o.api_keys_by_tenant = tenant_keys;
     o.target_url = "http://127.0.0.1:" + std::to_string(server().port());
     o.seed = sc.seed;
     o.policy_label = "test";
@@ -212,6 +217,56 @@ TEST_F(RetryTest, BackoffWithJitterAndABudgetDoesNot) {
   EXPECT_LE(s.retries, static_cast<std::int64_t>(0.2 * static_cast<double>(s.first_attempts)) + 1);
   EXPECT_LT(static_cast<double>(s.offered), 1.5 * static_cast<double>(s.first_attempts));
   EXPECT_GT(s.rejected_total, 0);
+}
+
+// --- Priority classes and per-tenant keys ---------------------------------------------------
+
+class PriorityClassTest : public BenchLiveTest {
+ protected:
+  // Tenant web may ask for class 0; tenant jobs at best for class 1.
+  std::vector<std::string> ServerArgs() override {
+    return {"--config", dir_.Write("keys.yaml",
+                                   "api_keys:\n"
+                                   "  - {key: sk-web, tenant: web}\n"
+                                   "  - {key: sk-jobs, tenant: jobs, max_priority: 1}\n")};
+  }
+};
+
+TEST_F(PriorityClassTest, EachClassSendsItsPriorityWithItsTenantsKeyAndRecordsTheClassApplied) {
+  // batch asks for class 0, which its key does not allow; plain asks for none.
+  const Scenario sc = Load(R"(name: classes
+seed: 5
+arrival: {process: poisson, rate: 20, duration_s: 1.5}
+classes:
+  - {name: interactive, prompt_tokens: 8, output_tokens: 4, priority: 0, tenant: web}
+  - {name: batch, prompt_tokens: 8, output_tokens: 4, priority: 0, tenant: jobs}
+  - {name: plain, prompt_tokens: 8, output_tokens: 4, tenant: web}
+client: {total_timeout_s: 10}
+)");
+  TenantKeys keys;
+  AddTenantKey("jobs=sk-jobs", &keys);
+  const BenchRun run = Bench(sc, "sk-web", keys);
+  std::map<std::string, int> completed;
+  for (const json::object& r : run.records) {
+    ASSERT_EQ(r.at("outcome").as_string(), "completed") << json::serialize(r);
+    const std::string name(r.at("class").as_string());
+    ++completed[name];
+    const json::value& asked = r.at("priority_requested");
+    const std::int64_t applied = r.at("priority_class").to_number<std::int64_t>();
+    if (name == "plain") {
+      EXPECT_TRUE(asked.is_null()) << json::serialize(r);
+    } else {
+      EXPECT_EQ(asked.to_number<std::int64_t>(), 0) << json::serialize(r);
+    }
+    EXPECT_EQ(applied, name == "batch" ? 1 : 0) << json::serialize(r);
+  }
+  EXPECT_GT(completed["interactive"], 0);
+  EXPECT_GT(completed["batch"], 0);
+  EXPECT_GT(completed["plain"], 0);
+  const RunSummary& s = run.result.summary;
+  ASSERT_EQ(s.classes.size(), 3u);
+  EXPECT_EQ(s.classes.at("batch").completed, completed["batch"]);
+  EXPECT_EQ(s.classes.at("interactive").ttft_s.count, completed["interactive"]);
 }
 
 // --- Trace replay ---------------------------------------------------------------------------

@@ -149,6 +149,39 @@ TEST_F(BenchRecorderTest, ServerCountersBecomeDeltasAndGaugesFillTheSeries) {
   EXPECT_TRUE(v.as_object().contains("shed"));
 }
 
+TEST_F(BenchRecorderTest, AttemptsCountUnderTheirScenarioClass) {
+  using O = AttemptOutcome;
+  AttemptRecord fast = Attempt(O::kCompleted, 0.0, 0.01, 0.2, 1.2, 11);
+  fast.class_name = "interactive";
+  AttemptRecord refused = Attempt(O::kRejected, 1.0, 1.01, kNever, 1.01, 0, 429, "rate_limited");
+  refused.class_name = "batch";
+  AttemptRecord retry = Attempt(O::kCompleted, 2.0, 2.01, 2.7, 3.7, 11);
+  retry.class_name = "batch";
+  retry.attempt = 2;
+  AttemptRecord dropped =
+      Attempt(O::kDroppedAtQueueHead, 3.0, 3.01, kNever, 3.9, 0, 200, "queue_deadline_exceeded");
+  dropped.class_name = "batch";
+  AttemptRecord trace = Attempt(O::kCompleted, 4.0, 4.01, 4.1, 4.5, 11);  // no class
+  for (const AttemptRecord& r : {fast, refused, retry, dropped, trace}) {
+    Feed(r);
+  }
+  const RunSummary s = recorder_.Finish(10, 4.5);
+  ASSERT_EQ(s.classes.size(), 2u) << "a record without a class counts in no class";
+  const ClassSummary& i = s.classes.at("interactive");
+  EXPECT_EQ(i.offered, 1);
+  EXPECT_EQ(i.completed, 1);
+  EXPECT_NEAR(i.ttft_s.max, 0.2, 1e-12);
+  const ClassSummary& b = s.classes.at("batch");
+  EXPECT_EQ(b.offered, 3);
+  EXPECT_EQ(b.admitted, 2);
+  EXPECT_EQ(b.rejected, 1);
+  EXPECT_EQ(b.dropped, 1);
+  EXPECT_EQ(b.completed, 1);
+  EXPECT_EQ(b.ttft_s.count, 1);
+  EXPECT_NEAR(b.ttft_s.max, 0.7, 1e-12);
+  EXPECT_EQ(s.offered, 5);
+}
+
 TEST(AttemptRecordTest, OneJsonLineWithNullTtftWhenNoTokenCame) {
   AttemptRecord r;
   r.request = 4;
@@ -166,6 +199,20 @@ TEST(AttemptRecordTest, OneJsonLineWithNullTtftWhenNoTokenCame) {
   EXPECT_EQ(v.at("outcome").as_string(), "rejected");
   EXPECT_EQ(v.at("attempt").to_number<int>(), 2);
   EXPECT_EQ(v.at("reason").as_string(), "queue_full");
+  EXPECT_TRUE(v.at("class").is_null()) << "a trace record has no class";
+  EXPECT_TRUE(v.at("priority_requested").is_null());
+  EXPECT_TRUE(v.at("priority_class").is_null());
+}
+
+TEST(AttemptRecordTest, ClassAndThePriorityAskedForAndApplied) {
+  AttemptRecord r;
+  r.class_name = "batch";
+  r.priority_requested = 0;
+  r.priority_class = 1;  // the server capped it at the key's class
+  const boost::json::value v = boost::json::parse(RecordJson(r));
+  EXPECT_EQ(v.at("class").as_string(), "batch");
+  EXPECT_EQ(v.at("priority_requested").to_number<int>(), 0);
+  EXPECT_EQ(v.at("priority_class").to_number<int>(), 1);
 }
 
 }  // namespace

@@ -89,6 +89,16 @@ TEST(ParseRetryAfterTest, DeltaSecondsOnly) {
   EXPECT_DOUBLE_EQ(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT"), 0.0);
 }
 
+TEST(ParsePriorityClassTest, AWholeInt32OrNothing) {
+  EXPECT_EQ(ParsePriorityClass("1"), 1);
+  EXPECT_EQ(ParsePriorityClass("0"), 0);
+  EXPECT_EQ(ParsePriorityClass("12"), 12);
+  EXPECT_FALSE(ParsePriorityClass("").has_value()) << "no header";
+  EXPECT_FALSE(ParsePriorityClass("1x").has_value());
+  EXPECT_FALSE(ParsePriorityClass("high").has_value());
+  EXPECT_FALSE(ParsePriorityClass("99999999999").has_value()) << "beyond int32";
+}
+
 TEST(IsRetryableTest, AsTheSimulatorRetries) {
   AttemptRecord r;
   r.outcome = AttemptOutcome::kRejected;

@@ -65,6 +65,7 @@ TEST(ScenarioLoaderTest, LoadsSeedBurst) {
     EXPECT_EQ(c.output_tokens.value, outputs[i]);
     EXPECT_DOUBLE_EQ(c.output_tokens.Mean(), outputs[i]);
     EXPECT_EQ(c.priority, 0);
+    EXPECT_TRUE(c.priority_given) << "the file says priority: 0";
     EXPECT_EQ(c.tenant, "default");
   }
 
@@ -130,6 +131,7 @@ TEST(ScenarioLoaderTest, AppliesDefaults) {
   EXPECT_DOUBLE_EQ(s.ArrivalSpan(), 5);
   EXPECT_DOUBLE_EQ(s.classes[0].share, 1.0);
   EXPECT_EQ(s.classes[0].priority, 0);
+  EXPECT_FALSE(s.classes[0].priority_given);
   EXPECT_EQ(s.classes[0].tenant, "default");
   EXPECT_EQ(s.client.ttft_timeout_s, kNever);
   EXPECT_EQ(s.client.total_timeout_s, kNever);
@@ -233,6 +235,7 @@ admission:
 )",
                                             "t.yaml");
   EXPECT_EQ(s.classes[0].priority, 2);
+  EXPECT_TRUE(s.classes[0].priority_given);
   EXPECT_EQ(s.classes[0].tenant, "acme");
   EXPECT_EQ(s.slo.e2e_s, 4.0);
   EXPECT_EQ(s.objectives.goodput_fraction, 0.99);
