@@ -83,6 +83,8 @@ class LiveFailureTest : public server_test::ServerFixture {
   LiveRun Bench(const Scenario& sc, Seconds duration_limit_s = kNever,
                 const std::string& label = "live") {
     loadgen::BenchOptions o;
+    o.api_key = api_key_;
+    o.api_keys_by_tenant = tenant_keys_;
     o.duration_limit_s = duration_limit_s;
     o.target_url = "http://127.0.0.1:" + std::to_string(server().port());
     o.seed = sc.seed;
@@ -98,6 +100,10 @@ class LiveFailureTest : public server_test::ServerFixture {
     SaveSummary(run.result.summary, sc.name, label);
     return run;
   }
+
+  /// API keys Bench sends (BenchOptions::api_key and api_keys_by_tenant); none by default.
+  std::string api_key_;
+  loadgen::TenantKeys tenant_keys_;
 
  private:
   static void SaveSummary(const RunSummary& summary, const std::string& scenario_name,
