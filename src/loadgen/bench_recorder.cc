@@ -85,7 +85,8 @@ RunSummary BenchRecorder::Finish(double duration_s, double makespan_s) {
   if (first_.has_value() && last_.has_value()) {
     const ServerSnapshot& a = *first_;
     const ServerSnapshot& b = *last_;
-    recorder_.SetEngineTotals(std::llround(Delta(a.preemptions, b.preemptions)), 0);
+    recorder_.SetEngineTotals(std::llround(Delta(a.preemptions, b.preemptions)),
+                              std::llround(Delta(a.recomputed_tokens, b.recomputed_tokens)));
     // OnEngineStep takes the prefill tokens as int32: hand over a large total in pieces.
     auto prefill = std::llround(Delta(a.prompt_tokens, b.prompt_tokens));
     recorder_.OnEngineStep(Delta(a.engine_busy_s, b.engine_busy_s),

@@ -91,6 +91,7 @@ ServerSnapshot ReadServerSnapshot(std::string_view exposition) {
   }
   s.preemptions = SampleSum(exposition, "vllm:num_preemptions_total");
   s.prompt_tokens = SampleSum(exposition, "vllm:prompt_tokens_total");
+  s.recomputed_tokens = SampleSum(exposition, "spillway_recomputed_prefill_tokens_total");
   s.engine_busy_s = SampleSum(exposition, "spillway_engine_busy_seconds_total");
   s.wasted_engine_s = SampleSum(exposition, "spillway_wasted_engine_seconds_total");
   s.service_rate_rps = SampleSum(exposition, "spillway_service_rate_requests_per_second");

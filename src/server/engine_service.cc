@@ -299,6 +299,9 @@ void EngineService::Publish() {
   metrics_.kv_cache_usage_perc->Set(s.kv_usage);
   const double preemptions = static_cast<double>(s.num_preemptions_total);
   metrics_.num_preemptions_total->Inc(preemptions - metrics_.num_preemptions_total->value());
+  const double recomputed = static_cast<double>(s.num_recomputed_tokens_total);
+  metrics_.recomputed_prefill_tokens_total->Inc(recomputed -
+                                                metrics_.recomputed_prefill_tokens_total->value());
   const Seconds w = admission_.QueueDelayEstimate(s);
   metrics_.estimated_queue_delay_seconds->Set(std::isfinite(w) ? w : -1.0);
   metrics_.service_rate_requests_per_second->Set(admission_.estimator().service_rate_rps());

@@ -69,6 +69,10 @@ ServerMetrics::ServerMetrics(const std::string& model_name) : model(model_name) 
       &r.AddCounter("spillway_wasted_engine_seconds_total",
                     "Engine time spent on requests whose client had gone, seconds.")
            .Get();
+  recomputed_prefill_tokens_total =
+      &r.AddCounter("spillway_recomputed_prefill_tokens_total",
+                    "Tokens whose KV cache preemption discarded, to be prefilled again.")
+           .Get();
   draining = &r.AddGauge("spillway_draining", "1 while the server drains after SIGTERM.").Get();
   process = std::make_unique<ProcessMetrics>(r);
 }

@@ -123,11 +123,13 @@ TEST_F(BenchRecorderTest, ServerCountersBecomeDeltasAndGaugesFillTheSeries) {
   first.engine_busy_s = 10;
   first.wasted_engine_s = 1;
   first.prompt_tokens = 100;
+  first.recomputed_tokens = 20;
   ServerSnapshot last = first;
   last.preemptions = 5;
   last.engine_busy_s = 14.5;
   last.wasted_engine_s = 1.5;
   last.prompt_tokens = 400;
+  last.recomputed_tokens = 50;
   last.service_rate_rps = 9.5;
   recorder_.SetServerTotals(first, last);
   const RunSummary s = recorder_.Finish(10, 4.5);
@@ -135,6 +137,7 @@ TEST_F(BenchRecorderTest, ServerCountersBecomeDeltasAndGaugesFillTheSeries) {
   EXPECT_DOUBLE_EQ(s.engine_busy_s, 4.5);
   EXPECT_DOUBLE_EQ(s.wasted_engine_s, 0.5);
   EXPECT_EQ(s.prefill_tokens, 300);
+  EXPECT_EQ(s.recomputed_tokens, 30);
   EXPECT_DOUBLE_EQ(s.est_service_rate_rps, 9.5);
   EXPECT_EQ(s.max_waiting, 7);
   EXPECT_EQ(s.timeseries[1].running, 3);

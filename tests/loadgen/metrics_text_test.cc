@@ -36,6 +36,15 @@ TEST(MetricsTextTest, AbsentOrMalformedIsNullopt) {
   EXPECT_FALSE(SampleSum("# x 1\n", "x").has_value());
 }
 
+TEST(MetricsTextTest, SnapshotReadsTheRecomputedTokens) {
+  const ServerSnapshot s = ReadServerSnapshot(
+      "vllm:prompt_tokens_total{model_name=\"m\"} 900\n"
+      "spillway_recomputed_prefill_tokens_total 120\n");
+  EXPECT_EQ(s.prompt_tokens, 900.0);
+  EXPECT_EQ(s.recomputed_tokens, 120.0);
+  EXPECT_FALSE(ReadServerSnapshot("vllm:prompt_tokens_total 1\n").recomputed_tokens.has_value());
+}
+
 TEST(MetricsTextTest, SnapshotFallsBackToTheOlderKvGaugeName) {
   const ServerSnapshot s =
       ReadServerSnapshot("vllm:gpu_cache_usage_perc 0.4\nvllm:num_requests_running 2\n");

@@ -1,0 +1,85 @@
+// Preemption on a tight KV pool, as /metrics reports it: two requests that each grow to 7 of
+// the pool's 8 blocks cannot both run to the end, so the later one is preempted (vLLM's rule:
+// the latest arrival), recomputed once the first has finished, and both complete. The server
+// counts the preemption (vllm:num_preemptions_total) and the tokens whose KV cache it
+// discarded (spillway_recomputed_prefill_tokens_total), and the recompute's prefill shows up
+// again in vllm:prompt_tokens_total.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/http_client.h"
+#include "common/server_fixture.h"
+
+namespace spillway {
+namespace {
+
+using server_test::HttpRequest;
+using server_test::HttpResponse;
+using server_test::MetricSum;
+using server_test::ModelLabel;
+using server_test::PendingRequest;
+
+constexpr int kPromptTokens = 16;  // one KV block of 16 tokens
+constexpr int kMaxTokens = 96;     // 16 + 96 = 112 tokens: 7 blocks at the end
+constexpr int kRequests = 2;
+
+class PreemptionMetricsTest : public server_test::ServerFixture {
+ protected:
+  // 8 KV blocks; no admission policy in the way; a deadline long enough for the preempted
+  // request to wait for the first one and then run (a few seconds on a loaded machine).
+  std::vector<std::string> ServerArgs() override {
+    return {"--num-gpu-blocks",    "8",  "--policy",           "unbounded",
+            "--request-timeout-s", "60", "--client-timeout-s", "90"};
+  }
+};
+
+HttpRequest Completion() {
+  std::string prompt;
+  for (int i = 0; i < kPromptTokens; ++i) {
+    prompt += (i == 0 ? "" : ",") + std::to_string(1000 + i);
+  }
+  HttpRequest r;
+  r.method = "POST";
+  r.target = "/v1/completions";
+  r.body = R"({"prompt":[)" + prompt + R"(],"max_tokens":)" + std::to_string(kMaxTokens) + "}";
+  return r;
+}
+
+TEST_F(PreemptionMetricsTest, APreemptionCountsTheTokensToRecomputeAndTheirPrefill) {
+  const std::string before = Metrics();
+  std::vector<std::unique_ptr<PendingRequest>> requests;
+  for (int i = 0; i < kRequests; ++i) {
+    requests.push_back(std::make_unique<PendingRequest>(client().port(), Completion(), 60));
+    ASSERT_TRUE(requests.back()->ok()) << requests.back()->error();
+  }
+  for (auto& r : requests) {
+    const HttpResponse response = r->ReadResponse(60);
+    ASSERT_EQ(response.status, 200) << response.error << response.body;
+    EXPECT_NE(response.body.find(R"("completion_tokens":)" + std::to_string(kMaxTokens)),
+              std::string::npos)
+        << response.body;
+  }
+  const std::string after = Metrics();
+  const auto delta = [&](const char* name) {
+    return MetricSum(after, name) - MetricSum(before, name);
+  };
+  const double preemptions = MetricSum(after, "vllm:num_preemptions_total", ModelLabel()) -
+                             MetricSum(before, "vllm:num_preemptions_total", ModelLabel());
+  const double recomputed = delta("spillway_recomputed_prefill_tokens_total");
+  const double prefill = delta("vllm:prompt_tokens_total");
+  EXPECT_GE(preemptions, 1);
+  // The victim had computed at least its prompt and at most prompt + output tokens.
+  EXPECT_GE(recomputed, kPromptTokens);
+  EXPECT_LE(recomputed, preemptions * (kPromptTokens + kMaxTokens));
+  // Every prompt once, plus the recompute (which also prefills the one token generated but
+  // not yet in the cache when it was preempted, hence up to one token per preemption more).
+  EXPECT_GE(prefill, kRequests * kPromptTokens + recomputed);
+  EXPECT_LE(prefill, kRequests * kPromptTokens + recomputed + preemptions);
+}
+
+}  // namespace
+}  // namespace spillway
