@@ -3,9 +3,12 @@
 // the latest arrival), recomputed once the first has finished, and both complete. The server
 // counts the preemption (vllm:num_preemptions_total) and the tokens whose KV cache it
 // discarded (spillway_recomputed_prefill_tokens_total), and the recompute's prefill shows up
-// again in vllm:prompt_tokens_total.
+// again in vllm:prompt_tokens_total. And a request that outgrows the whole pool preempts
+// itself and, its recompute fitting nowhere, fails fast with the clear reason
+// preemption_limit (503, or an SSE error event on a stream).
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +40,7 @@ class PreemptionMetricsTest : public server_test::ServerFixture {
   }
 };
 
-HttpRequest Completion() {
+HttpRequest Completion(int max_tokens = kMaxTokens, bool stream = false) {
   std::string prompt;
   for (int i = 0; i < kPromptTokens; ++i) {
     prompt += (i == 0 ? "" : ",") + std::to_string(1000 + i);
@@ -45,7 +48,8 @@ HttpRequest Completion() {
   HttpRequest r;
   r.method = "POST";
   r.target = "/v1/completions";
-  r.body = R"({"prompt":[)" + prompt + R"(],"max_tokens":)" + std::to_string(kMaxTokens) + "}";
+  r.body = R"({"prompt":[)" + prompt + R"(],"max_tokens":)" + std::to_string(max_tokens) +
+           (stream ? R"(,"stream":true})" : "}");
   return r;
 }
 
@@ -79,6 +83,24 @@ TEST_F(PreemptionMetricsTest, APreemptionCountsTheTokensToRecomputeAndTheirPrefi
   // not yet in the cache when it was preempted, hence up to one token per preemption more).
   EXPECT_GE(prefill, kRequests * kPromptTokens + recomputed);
   EXPECT_LE(prefill, kRequests * kPromptTokens + recomputed + preemptions);
+}
+
+// 16 + 200 tokens need 14 blocks of the pool's 8: at 128 tokens the request preempts itself,
+// and a recompute of 128 tokens plus one can never fit.
+TEST_F(PreemptionMetricsTest, ARequestThatOutgrowsThePoolFailsFastWithPreemptionLimit) {
+  const HttpResponse plain = client().Post("/v1/completions", Completion(200).body, {}, 60);
+  EXPECT_TRUE(server_test::IsOpenAiError(plain, 503, "preemption_limit"));
+  EXPECT_EQ(plain.Header("X-Overload-Reason"), "preemption_limit");
+
+  PendingRequest stream(client().port(), Completion(200, true), 60);
+  ASSERT_EQ(stream.ReadHead(60).status, 200) << stream.error();
+  std::string error_event;
+  while (const std::optional<std::string> data = stream.NextEvent(60)) {
+    if (data->find(R"("error")") != std::string::npos) {
+      error_event = *data;
+    }
+  }
+  EXPECT_NE(error_event.find(R"("code":"preemption_limit")"), std::string::npos) << error_event;
 }
 
 }  // namespace
