@@ -68,6 +68,9 @@ TEST_F(LivePrioritySkewTest, InteractiveMeetsItsSloBatchIsServedAndABatchRetryCa
   ASSERT_EQ(s.classes.count("batch"), 1u);
   const ClassSummary& interactive = s.classes.at("interactive");
   const ClassSummary& batch = s.classes.at("batch");
+  RecordProperty("interactive_ttft_p95_s", std::to_string(interactive.ttft_s.p95));  // in XML
+  RecordProperty("batch_ttft_p95_s", std::to_string(batch.ttft_s.p95));
+  RecordProperty("batch_ttft_max_s", std::to_string(batch.ttft_s.max));
   SCOPED_TRACE(testing::Message() << "interactive TTFT p95 " << interactive.ttft_s.p95
                                   << " s, batch TTFT p95 " << batch.ttft_s.p95 << " s, max "
                                   << batch.ttft_s.max << " s");
@@ -88,6 +91,8 @@ TEST_F(LivePrioritySkewTest, InteractiveMeetsItsSloBatchIsServedAndABatchRetryCa
       ++batch_done[r.at("sent_s").to_number<double>() < phase_end_s ? 0 : 1];
     }
   }
+  RecordProperty("batch_completed_per_phase",
+                 std::to_string(batch_done[0]) + "," + std::to_string(batch_done[1]));
   EXPECT_GT(batch_done[0], 0) << "no batch completion while batch was 90% of the load";
   EXPECT_GT(batch_done[1], 0) << "no batch completion while interactive was 90% of the load";
   EXPECT_LE(batch.ttft_s.max, kAgingS + kTtftSloS);
