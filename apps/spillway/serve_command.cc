@@ -27,6 +27,7 @@ struct ServeArgs {
   std::int32_t max_model_len = 0;
   bool no_cancel_propagation = false;
   bool no_slo_budgets = false;
+  bool no_chunked_prefill = false;
   std::vector<std::function<void(server::ServerConfig&)>> apply;
 };
 
@@ -76,6 +77,8 @@ void AddFlags(CLI::App* cmd, ServeArgs* a) {
   Flag(cmd, a, "--max-preemptions", &C::max_preemptions, "Per-request cap (0 = none)");
   Flag(cmd, a, "--long-prefill-token-threshold", &C::long_prefill_token_threshold,
        "Prompt tokens of one request per step (0 = no cap)");
+  Flag(cmd, a, "--slo-budget-context-tokens", &C::slo_budget_context_tokens,
+       "Context length a sequence is costed at when the budgets are derived");
   Flag(cmd, a, "--priority-aging-s", &C::priority_aging_s, "Seconds of wait worth one class");
   Flag(cmd, a, "--ttft-slo-s", &C::ttft_slo_s, "TTFT SLO (predictive admission)");
   Flag(cmd, a, "--tpot-slo-s", &C::tpot_slo_s, "TPOT SLO (batch budgets)");
@@ -93,6 +96,8 @@ void AddFlags(CLI::App* cmd, ServeArgs* a) {
                                          "Keep generating for clients that left");
   CLI::Option* no_budgets =
       cmd->add_flag("--no-slo-budgets", a->no_slo_budgets, "Do not derive budgets from TPOT");
+  CLI::Option* no_chunked = cmd->add_flag("--no-chunked-prefill", a->no_chunked_prefill,
+                                          "Prefill each prompt in one step");
   a->apply.push_back([=](server::ServerConfig& c) {
     if (policy->count() > 0 && !ParseAdmissionPolicy(a->policy, &c.policy)) {
       throw config::ConfigError("--policy: must be unbounded, tail-drop or predictive, got '" +
@@ -111,6 +116,9 @@ void AddFlags(CLI::App* cmd, ServeArgs* a) {
     }
     if (no_budgets->count() > 0) {
       c.slo_budgets = false;
+    }
+    if (no_chunked->count() > 0) {
+      c.enable_chunked_prefill = false;
     }
   });
 }

@@ -5,6 +5,25 @@
 #include "config/yaml_reader.h"
 
 namespace spillway::server {
+
+const std::map<std::string, std::vector<std::string>>& ConfigSectionKeys() {
+  static const std::map<std::string, std::vector<std::string>> keys = {
+      {"server",
+       {"host", "port", "threads", "max_connections", "max_body_bytes", "header_timeout_s",
+        "idle_timeout_s"}},
+      {"engine",
+       {"model", "profile", "profile_dir", "max_num_seqs", "max_num_batched_tokens", "slo_budgets",
+        "slo_budget_context_tokens", "enable_chunked_prefill", "scheduling", "priority_aging_s",
+        "max_preemptions", "long_prefill_token_threshold", "num_gpu_blocks", "max_model_len",
+        "default_max_tokens", "propagate_cancellation"}},
+      {"admission",
+       {"policy", "ttft_slo_s", "tpot_slo_s", "kv_headroom", "max_num_queued_reqs",
+        "max_num_queued_tokens", "degrade_max_tokens"}},
+      {"timeouts", {"client_timeout_s", "request_timeout_s", "drain_timeout_s"}},
+  };
+  return keys;
+}
+
 namespace {
 
 using config::Field;
@@ -41,8 +60,7 @@ void ReadPositive(const Field& f, double* out) {
 }
 
 void LoadListener(const Field& s, ServerConfig* c) {
-  s.RequireKnownKeys({"host", "port", "threads", "max_connections", "max_body_bytes",
-                      "header_timeout_s", "idle_timeout_s"});
+  s.RequireKnownKeys(ConfigSectionKeys().at("server"));
   c->host = s["host"].String(c->host);
   ReadInt(s["port"], &c->port, 0, 65535);
   ReadInt(s["threads"], &c->threads, 0, 256);
@@ -53,11 +71,7 @@ void LoadListener(const Field& s, ServerConfig* c) {
 }
 
 void LoadEngine(const Field& e, ServerConfig* c) {
-  e.RequireKnownKeys({"model", "profile", "profile_dir", "max_num_seqs", "max_num_batched_tokens",
-                      "slo_budgets", "slo_budget_context_tokens", "enable_chunked_prefill",
-                      "scheduling", "priority_aging_s", "max_preemptions",
-                      "long_prefill_token_threshold", "num_gpu_blocks", "max_model_len",
-                      "default_max_tokens", "propagate_cancellation"});
+  e.RequireKnownKeys(ConfigSectionKeys().at("engine"));
   c->model = e["model"].String(c->model);
   c->profile = e["profile"].String(c->profile);
   c->profile_dir = e["profile_dir"].String(c->profile_dir);
@@ -83,8 +97,7 @@ void LoadEngine(const Field& e, ServerConfig* c) {
 }
 
 void LoadAdmission(const Field& a, ServerConfig* c) {
-  a.RequireKnownKeys({"policy", "ttft_slo_s", "tpot_slo_s", "kv_headroom", "max_num_queued_reqs",
-                      "max_num_queued_tokens", "degrade_max_tokens"});
+  a.RequireKnownKeys(ConfigSectionKeys().at("admission"));
   if (a["policy"].present() && !ParseAdmissionPolicy(a["policy"].AsString(), &c->policy)) {
     a["policy"].Fail("must be unbounded, tail-drop or predictive");
   }
@@ -99,7 +112,7 @@ void LoadAdmission(const Field& a, ServerConfig* c) {
 }
 
 void LoadTimeouts(const Field& t, ServerConfig* c) {
-  t.RequireKnownKeys({"client_timeout_s", "request_timeout_s", "drain_timeout_s"});
+  t.RequireKnownKeys(ConfigSectionKeys().at("timeouts"));
   ReadPositive(t["client_timeout_s"], &c->client_timeout_s);
   ReadPositive(t["request_timeout_s"], &c->request_timeout_s);
   ReadPositive(t["drain_timeout_s"], &c->drain_timeout_s);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "admission/admission.h"
 #include "sched/scheduler.h"
@@ -73,6 +74,10 @@ struct ServerConfig {
 /// budget) and every *_timeout_s in (0, 1e6] s. Throws config::ConfigError naming the file,
 /// line, field and value.
 ServerConfig LoadServerConfig(const std::string& path);
+
+/// The keys each scalar section of the config file accepts ("server", "engine", "admission",
+/// "timeouts"; `api_keys` is a list of its own). Each is also a `spillway serve` flag.
+const std::map<std::string, std::vector<std::string>>& ConfigSectionKeys();
 /// The same from YAML text (tests, fuzzing); `origin` names it in errors.
 ServerConfig LoadServerConfigFromString(const std::string& yaml, const std::string& origin);
 
