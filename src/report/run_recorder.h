@@ -13,6 +13,7 @@
 
 #include "core/types.h"
 #include "report/percentiles.h"
+#include "report/retry_after_check.h"
 #include "report/run_summary.h"
 
 namespace spillway {
@@ -54,6 +55,19 @@ class RunRecorder {
     prefill_time_.push_back(prefill_s);
   }
   void OnEngineStep(Seconds busy_s, Seconds wasted_s, std::int32_t prefill_tokens);
+  /// An admitted request's stay in waiting queue `queue` (retry_after_check.h, QueueSpan):
+  /// from its admission until its first prefill, drop or abort, seconds.
+  void OnQueueSpan(Seconds entered_s, Seconds left_s, std::int32_t queue = 0) {
+    queue_spans_.push_back({entered_s, std::max(entered_s, left_s), queue});
+  }
+  /// An answer that carried Retry-After `retry_after_s` (seconds) at time `t`, for queue
+  /// `queue`; kept for the check when RetryAfterChecked(status, reason, retry_after_s).
+  void OnRetryAfter(Seconds t, int http_status, std::string_view reason, Seconds retry_after_s,
+                    std::int32_t queue = 0) {
+    if (RetryAfterChecked(http_status, reason, retry_after_s)) {
+      retry_afters_.push_back({t, retry_after_s, queue});
+    }
+  }
   /// Gauges at the end of second `second` (summed over engines; kv_usage averaged).
   void OnGauges(std::int64_t second, std::int32_t waiting, std::int32_t running, double kv_usage);
   /// Exact waiting depth after a change (for max_waiting).
@@ -85,6 +99,8 @@ class RunRecorder {
   std::vector<double> queue_time_;
   std::vector<double> prefill_time_;
   std::vector<std::vector<double>> phase_ttft_;
+  std::vector<QueueSpan> queue_spans_;
+  std::vector<RetryAfterSample> retry_afters_;
   std::map<std::string, ClassRecord, std::less<>> classes_;
   LogHistogram itl_;
 };

@@ -62,6 +62,21 @@ struct GoodputSlo {
   std::optional<double> e2e_s;
 };
 
+/// Retry-After of overload answers against the true drain time of their queue
+/// (report/retry_after_check.h has the definitions). Exact in the simulator; estimated from
+/// the client's records in `spillway bench` (docs/bench.md).
+struct RetryAfterSummary {
+  std::int64_t checked = 0;     ///< 429/503 answers with a Retry-After (not rate_limited/draining)
+  std::int64_t shortfalls = 0;  ///< of those, Retry-After < drain time - tolerance_s
+  double tolerance_s = 1.0;     ///< Retry-After is whole seconds
+  /// max over checked answers of drain time - Retry-After, seconds: negative when every
+  /// Retry-After exceeded its drain time; 0 when none was checked.
+  double max_shortfall_s = 0;
+  double max_drain_s = 0;         ///< the longest drain time of a checked answer, seconds
+  double mean_drain_s = 0;        ///< mean drain time of the checked answers, seconds
+  double mean_retry_after_s = 0;  ///< mean Retry-After of the checked answers, seconds
+};
+
 struct ObjectiveResult {
   std::string name;  ///< e.g. "e2e_p99_s"
   double target = 0;
@@ -128,6 +143,7 @@ struct RunSummary {
   std::int64_t preemptions = 0;
   std::int64_t prefill_tokens = 0;
   std::int64_t recomputed_tokens = 0;
+  RetryAfterSummary retry_after;
 
   std::vector<ObjectiveResult> objectives;
   std::vector<PhaseSummary> phases;

@@ -135,6 +135,14 @@ json::object ToValue(const RunSummary& s) {
   o["preemptions"] = s.preemptions;
   o["prefill_tokens"] = s.prefill_tokens;
   o["recomputed_tokens"] = s.recomputed_tokens;
+  const RetryAfterSummary& ra = s.retry_after;
+  o["retry_after"] = json::object{{"checked", ra.checked},
+                                  {"shortfalls", ra.shortfalls},
+                                  {"tolerance_s", ra.tolerance_s},
+                                  {"max_shortfall_s", ra.max_shortfall_s},
+                                  {"max_drain_s", ra.max_drain_s},
+                                  {"mean_drain_s", ra.mean_drain_s},
+                                  {"mean_retry_after_s", ra.mean_retry_after_s}};
   json::array objectives;
   for (const ObjectiveResult& r : s.objectives) {
     objectives.push_back(

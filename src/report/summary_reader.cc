@@ -256,6 +256,17 @@ void ReadEngine(const Fields& run, RunSummary* s) {
   s->preemptions = run.Integer("preemptions");
   s->prefill_tokens = run.Integer("prefill_tokens", Need::kOptional);
   s->recomputed_tokens = run.Integer("recomputed_tokens", Need::kOptional);
+  if (const std::optional<Fields> ra = run.Object("retry_after", Need::kOptional)) {
+    RetryAfterSummary& r = s->retry_after;
+    r.checked = ra->Integer("checked", Need::kOptional);
+    r.shortfalls = ra->Integer("shortfalls", Need::kOptional);
+    r.tolerance_s = ra->Get("tolerance_s", Need::kOptional) != nullptr ? ra->Number("tolerance_s")
+                                                                       : r.tolerance_s;
+    r.max_shortfall_s = ra->Number("max_shortfall_s", Need::kOptional);
+    r.max_drain_s = ra->Number("max_drain_s", Need::kOptional);
+    r.mean_drain_s = ra->Number("mean_drain_s", Need::kOptional);
+    r.mean_retry_after_s = ra->Number("mean_retry_after_s", Need::kOptional);
+  }
 }
 
 void ReadObjectivesAndPhases(const Fields& run, RunSummary* s) {

@@ -17,6 +17,8 @@ RunSummary SampleRun(const std::string& policy) {
   r.OnRequestDone({RequestOutcome::Kind::kCompleted, 0.5, 0.8, 1.5, 8});
   r.OnEngineStep(1.0, 0.25, 64);
   r.OnGauges(1, 3, 1, 0.5);
+  r.OnQueueSpan(0.5, 4.0);
+  r.OnRetryAfter(2.5, 429, "queue_delay_exceeded", 1.0);  // drain 1.5 s: short by 0.5 s
   RunSummary s = r.Finish(4.0, 4.0);
   s.source = "sim";
   s.scenario = "tiny";
@@ -67,6 +69,13 @@ TEST(SummaryReaderTest, ReadsBackWhatSummaryToJsonWrites) {
   ASSERT_EQ(r.timeseries.size(), s.timeseries.size());
   EXPECT_EQ(r.timeseries[1].waiting, 3);
   EXPECT_DOUBLE_EQ(r.timeseries[1].kv_usage, 0.5);
+  EXPECT_EQ(r.retry_after.checked, 1);
+  EXPECT_EQ(r.retry_after.shortfalls, 0);
+  EXPECT_DOUBLE_EQ(r.retry_after.tolerance_s, 1.0);
+  EXPECT_DOUBLE_EQ(r.retry_after.max_shortfall_s, 0.5);
+  EXPECT_DOUBLE_EQ(r.retry_after.max_drain_s, 1.5);
+  EXPECT_DOUBLE_EQ(r.retry_after.mean_drain_s, 1.5);
+  EXPECT_DOUBLE_EQ(r.retry_after.mean_retry_after_s, 1.0);
 }
 
 TEST(SummaryReaderTest, ReadsAnArrayOfRuns) {
@@ -92,6 +101,8 @@ TEST(SummaryReaderTest, OptionalKeysMayBeMissing) {
   EXPECT_TRUE(runs[0].ttft_histogram_s.bounds.empty());
   EXPECT_TRUE(runs[0].phases.empty());
   EXPECT_EQ(runs[0].scenario, "");
+  EXPECT_EQ(runs[0].retry_after.checked, 0) << "written before the Retry-After check";
+  EXPECT_DOUBLE_EQ(runs[0].retry_after.tolerance_s, 1.0);
 }
 
 TEST(SummaryReaderTest, ErrorsNameTheInputAndTheKey) {
@@ -106,6 +117,8 @@ TEST(SummaryReaderTest, ErrorsNameTheInputAndTheKey) {
             "runs.json: key 'offered': expected an integer >= 0, got -2");
   EXPECT_EQ(ErrorOf(Replace(one, "\"waiting\":3", "\"waiting\":null")),
             "runs.json: key 'timeseries[1].waiting': expected an integer, got null");
+  EXPECT_EQ(ErrorOf(Replace(one, "\"shortfalls\": 0", "\"shortfalls\": \"0\"")),
+            "runs.json: key 'retry_after.shortfalls': expected an integer, got a string");
   const std::string two = SummariesToJson({SampleRun("a"), SampleRun("b")});
   const std::size_t second = two.find("\"timeseries\"", two.find("\"policy\": \"b\""));
   EXPECT_EQ(ErrorOf(two.substr(0, second) + "\"timeseriez\"" + two.substr(second + 12)),
