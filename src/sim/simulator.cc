@@ -79,8 +79,9 @@ class Sim {
     return ClassName(arrivals_[logical_[a.logical].arrival]);
   }
   void SendAttempt(std::uint32_t logical, Seconds now);
-  void OnRejected(std::uint32_t logical, Seconds now, int status, std::string_view reason,
-                  Seconds retry_after_s);
+  /// A refusal at the door by replica `r`'s admission (or by the shared door in front of it).
+  void OnRejected(std::uint32_t logical, std::uint32_t r, Seconds now, int status,
+                  std::string_view reason, Seconds retry_after_s);
   void MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s);
   void StartStep(std::uint32_t r, Seconds now);
   void OnStepDone(std::uint32_t r, Seconds now);
@@ -162,7 +163,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   ++l.attempts;
   if (a.prompt_tokens + a.output_tokens > rc_.profile.max_model_len) {
     // The server refuses it before any engine work (400 context_length_exceeded).
-    OnRejected(logical, now, 400, "context_length_exceeded", 0);
+    OnRejected(logical, 0, now, 400, "context_length_exceeded", 0);
     return;
   }
   const AdmissionRequest req{a.tenant, a.prompt_tokens, a.output_tokens};
@@ -173,7 +174,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     d = rep.admission->DecidePolicy(req, rep.scheduler->stats(), now);
   }
   if (!d.admitted()) {
-    OnRejected(logical, now, d.http_status, ToString(d.reason), d.retry_after_s);
+    OnRejected(logical, r, now, d.http_status, ToString(d.reason), d.retry_after_s);
     return;
   }
   rep.admission->OnAdmitted(req, d);
@@ -198,9 +199,10 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   StartStep(r, now);
 }
 
-void Sim::OnRejected(std::uint32_t logical, Seconds now, int status, std::string_view reason,
-                     Seconds retry_after_s) {
+void Sim::OnRejected(std::uint32_t logical, std::uint32_t r, Seconds now, int status,
+                     std::string_view reason, Seconds retry_after_s) {
   recorder_.OnRejected(now, now, status, reason, ClassName(arrivals_[logical_[logical].arrival]));
+  recorder_.OnRetryAfter(now, status, reason, retry_after_s, static_cast<std::int32_t>(r));
   if (status != 400) {  // a request that is too long stays too long
     MaybeRetry(logical, now, retry_after_s);
   }
@@ -280,6 +282,10 @@ void Sim::OnStepDone(std::uint32_t r, Seconds now) {
 void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions) {
   for (const Request& req : events_.finished) {
     Attempt& a = attempts_[req.spec.id];
+    // Its stay in the waiting queue: until its first prefill, or its drop or abort.
+    recorder_.OnQueueSpan(req.spec.arrival_s,
+                          req.ever_scheduled() ? req.first_scheduled_s : req.finished_s,
+                          static_cast<std::int32_t>(r));
     if (req.first_token_s != kNever) {
       recorder_.OnEngineTiming(req.first_scheduled_s - req.spec.arrival_s,
                                req.first_token_s - req.first_scheduled_s);
@@ -301,8 +307,11 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions
           a.done = true;
           const Seconds w =
               replicas_[r].admission->QueueDelayEstimate(replicas_[r].scheduler->stats());
+          const Seconds retry_after_s = std::isfinite(w) ? std::max(1.0, std::ceil(w)) : 1.0;
           recorder_.OnDroppedAtQueueHead(now, a.sent_s, ClassOf(a));
-          MaybeRetry(a.logical, now, std::isfinite(w) ? std::max(1.0, std::ceil(w)) : 1.0);
+          recorder_.OnRetryAfter(now, 429, "queue_deadline_exceeded", retry_after_s,
+                                 static_cast<std::int32_t>(r));
+          MaybeRetry(a.logical, now, retry_after_s);
         }
         break;
       }

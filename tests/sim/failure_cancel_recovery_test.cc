@@ -2,6 +2,14 @@
 // (thousands of clients leave mid-queue and mid-stream) and scenarios/failure/recovery.yaml
 // (a 60 s burst at 3x capacity, then normal load). Invariants (KV blocks conserved, no
 // request both waiting and running) are checked after every step by the simulator.
+//
+// Recovery's second criterion: Retry-After is never below the true drain time by more than
+// 1 s. The drain time of an answer given at t is how long until every request waiting in that
+// engine's queue at t has left it (started its first prefill, or was dropped at the queue head
+// or aborted): the backlog in front of a retry; under FCFS, when the last request waiting at t
+// leaves. Checked for every 429/503 with a Retry-After except rate_limited (the token bucket's
+// refill time) and draining, and for the 429 of each drop at the queue head
+// (report/retry_after_check.h). Measured exactly in virtual time.
 
 #include <algorithm>
 
@@ -61,6 +69,26 @@ TEST(FailureRecoveryTest, QueueReturnsToItsBaseDepthWithinTenSecondsOfTheBurst) 
   // Goodput after the burst is the offered base load again.
   ASSERT_EQ(s.phases.size(), 3u);
   EXPECT_GE(s.phases[2].goodput_rps, 0.9 * 8.0);
+}
+
+TEST(FailureRecoveryTest, RetryAfterIsNeverShortOfTheDrainTimeByMoreThanOneSecond) {
+  const Scenario sc = LoadScenario(RepoPath("scenarios/failure/recovery.yaml"));
+  // Predictive (the scenario's subject): every waiting request has a queue-ingress deadline
+  // under 1 s, so its queue drains within about 1 s. Tail-drop: 32 waiting requests with no
+  // deadline, where the Retry-After estimate ceil(Q / mu_hat) has to be right on its own.
+  // Measured (seed 1): predictive 1553 checked (1461 refusals, 92 queue-head drops), longest
+  // drain 0.99 s, worst shortfall -0.006 s; tail-drop 1319 checked, longest drain 2.03 s,
+  // worst shortfall -0.03 s.
+  for (const AdmissionPolicy policy : {AdmissionPolicy::kPredictive, AdmissionPolicy::kTailDrop}) {
+    SCOPED_TRACE(ToString(policy));
+    const RunSummary s = RunSim(sc, policy);
+    const RetryAfterSummary& ra = s.retry_after;
+    EXPECT_EQ(ra.checked, s.rejected_total + s.dropped_at_queue_head) << "every one was checked";
+    EXPECT_GT(ra.checked, 1000);
+    EXPECT_EQ(ra.shortfalls, 0);
+    EXPECT_LE(ra.max_shortfall_s, 1.0);
+    EXPECT_GT(ra.max_drain_s, 0.5) << "the burst did build a backlog";
+  }
 }
 
 }  // namespace
