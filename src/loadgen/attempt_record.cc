@@ -31,6 +31,7 @@ std::string RecordJson(const AttemptRecord& r) {
   o["sent_s"] = r.sent_s;
   o["status"] = r.status;
   o["reason"] = r.reason;
+  o["retry_after_s"] = r.retry_after_s > 0 ? json::value(r.retry_after_s) : nullptr;
   o["ttft_s"] = r.first_token_s != kNever ? json::value(r.first_token_s - r.sent_s) : nullptr;
   o["e2e_s"] = r.finished_s - r.sent_s;
   o["output_tokens"] = r.output_tokens;

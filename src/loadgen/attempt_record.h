@@ -37,7 +37,7 @@ struct AttemptRecord {
   std::int32_t output_tokens = 0;
   int status = 0;             ///< HTTP status; 0 when no head arrived
   std::string reason;         ///< X-Overload-Reason / error code / timeout kind / transport error
-  Seconds retry_after_s = 0;  ///< the Retry-After header, s (0: none); not in the JSON line
+  Seconds retry_after_s = 0;  ///< the Retry-After header, s (0: none, or "0")
   AttemptOutcome outcome = AttemptOutcome::kCompleted;
   /// The scenario class (points into the Scenario, which outlives the run); empty for trace
   /// records.
@@ -51,10 +51,11 @@ struct AttemptRecord {
 };
 
 /// One JSON object on one line (no newline): request, attempt, scheduled_s, sent_s, status,
-/// reason, ttft_s (first content event - sent_s; null when none came), e2e_s (finished_s -
-/// sent_s, for every outcome), output_tokens, prompt_tokens, max_tokens, outcome, class (the
-/// scenario class; null for trace records), priority_requested and priority_class (null when
-/// no header was sent / came back).
+/// reason, retry_after_s (the Retry-After header in seconds; null when none or 0), ttft_s
+/// (first content event - sent_s; null when none came), e2e_s (finished_s - sent_s, for every
+/// outcome), output_tokens, prompt_tokens, max_tokens, outcome, class (the scenario class; null
+/// for trace records), priority_requested and priority_class (null when no header was sent /
+/// came back).
 std::string RecordJson(const AttemptRecord& r);
 
 }  // namespace spillway::loadgen

@@ -17,12 +17,25 @@ double Delta(const std::optional<double>& first, const std::optional<double>& la
 BenchRecorder::BenchRecorder(GoodputSlo slo, std::vector<RunRecorder::Phase> phases)
     : recorder_(slo, std::move(phases)) {}
 
+std::optional<QueueSpan> QueueSpanOf(const AttemptRecord& r) {
+  if (r.outcome == AttemptOutcome::kRejected || r.outcome == AttemptOutcome::kTransportError) {
+    return std::nullopt;
+  }
+  const Seconds entered_s = r.head_s != kNever ? r.head_s : r.finished_s;
+  const Seconds left_s = r.first_token_s != kNever ? r.first_token_s : r.finished_s;
+  return QueueSpan{entered_s, std::max(entered_s, left_s), 0};
+}
+
 void BenchRecorder::OnAttemptDone(const AttemptRecord& r) {
   --in_flight_;
   ++offered_;
   const std::string_view c = r.class_name;  // empty for trace records: no per-class counts
   recorder_.OnOffered(r.sent_s, r.attempt == 1, c);
   const Seconds head_s = r.head_s != kNever ? r.head_s : r.finished_s;
+  if (const std::optional<QueueSpan> span = QueueSpanOf(r)) {
+    recorder_.OnQueueSpan(span->entered_s, span->left_s);
+  }
+  recorder_.OnRetryAfter(head_s, r.status, r.reason, r.retry_after_s);
   const auto done = [&](RequestOutcome::Kind kind) {
     recorder_.OnAdmitted(head_s, r.sent_s, false, c);
     recorder_.OnRequestDone({kind, r.sent_s, r.first_token_s, r.finished_s, r.output_tokens}, c);

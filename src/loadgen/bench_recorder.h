@@ -12,6 +12,10 @@
 //                OnRequestDone;
 //   transport error -> counted apart (transport_errors): neither admitted nor rejected.
 // So offered = admitted + rejected + transport errors.
+//
+// Retry-After check (RunSummary::retry_after, report/retry_after_check.h): every admitted
+// attempt adds its estimated queue span (QueueSpanOf), every 429/503 with a Retry-After a
+// sample at its head's time; the check runs in Finish.
 
 #include <cstdint>
 #include <optional>
@@ -72,6 +76,19 @@ class BenchRecorder {
   std::int64_t abandoned_ = 0;
   std::int64_t transport_errors_ = 0;
 };
+
+/// An admitted attempt's stay in the server's waiting queue as the client can estimate it;
+/// nullopt for attempts that were not admitted (refused at the door, transport errors).
+///   entered_s  the response head (a streaming server sends it once it admitted the request),
+///              else the attempt's end;
+///   left_s     the first content event, else the attempt's end (the drop at the queue head,
+///              the client's disconnect or the error).
+/// Error against the server's own times: left_s is late by the request's prefill (first
+/// scheduled to first token, one engine step or more for a chunked long prompt) plus the
+/// token's delivery, so drain times come out long (a conservative check); a request the
+/// client abandoned leaves the server's queue at its next engine step after the disconnect,
+/// up to one step after left_s. Both ends carry the loopback delivery delay (milliseconds).
+std::optional<QueueSpan> QueueSpanOf(const AttemptRecord& r);
 
 /// The per-second time series as JSON Lines, one object a second: t, offered, admitted, shed
 /// (rejected + dropped), completed, good, in_flight, and the server's waiting, running and

@@ -185,6 +185,53 @@ TEST_F(BenchRecorderTest, AttemptsCountUnderTheirScenarioClass) {
   EXPECT_EQ(s.offered, 5);
 }
 
+TEST(QueueSpanTest, FromTheHeadToTheFirstTokenOrTheEndForAdmittedAttemptsOnly) {
+  using O = AttemptOutcome;
+  const std::optional<QueueSpan> served = QueueSpanOf(Attempt(O::kCompleted, 1, 1.01, 1.6, 3, 9));
+  ASSERT_TRUE(served.has_value());
+  EXPECT_DOUBLE_EQ(served->entered_s, 1.01);
+  EXPECT_DOUBLE_EQ(served->left_s, 1.6);
+  // Dropped at the queue head (inside the stream), abandoned before a token, a 504: the end.
+  EXPECT_DOUBLE_EQ(QueueSpanOf(Attempt(O::kDroppedAtQueueHead, 2, 2.01, kNever, 2.9, 0))->left_s,
+                   2.9);
+  EXPECT_DOUBLE_EQ(QueueSpanOf(Attempt(O::kAbandoned, 2, 2.01, kNever, 4, 0))->left_s, 4);
+  EXPECT_DOUBLE_EQ(QueueSpanOf(Attempt(O::kFailed, 3, 3.5, kNever, 3.5, 0, 504))->left_s, 3.5);
+  // No head before the client gave up: a zero-length stay at its end.
+  const std::optional<QueueSpan> headless =
+      QueueSpanOf(Attempt(O::kAbandoned, 2, kNever, kNever, 4, 0, 0));
+  ASSERT_TRUE(headless.has_value());
+  EXPECT_DOUBLE_EQ(headless->entered_s, 4);
+  EXPECT_DOUBLE_EQ(headless->left_s, 4);
+  EXPECT_FALSE(QueueSpanOf(Attempt(O::kRejected, 1, 1.01, kNever, 1.01, 0, 429)).has_value());
+  EXPECT_FALSE(QueueSpanOf(Attempt(O::kTransportError, 1, kNever, kNever, 1, 0, 0)).has_value());
+}
+
+TEST(QueueSpanTest, TheSummaryChecksEachRetryAfterAgainstTheEstimatedDrainTime) {
+  using O = AttemptOutcome;
+  BenchRecorder recorder(GoodputSlo{}, {{0, 10, 1.0}});
+  const auto feed = [&recorder](const AttemptRecord& r) {
+    recorder.OnAttemptStarted();
+    recorder.OnAttemptDone(r);
+  };
+  feed(Attempt(O::kCompleted, 0.0, 0.01, 2.5, 4, 9));  // waiting [0.01, 2.5)
+  feed(Attempt(O::kDroppedAtQueueHead, 0.5, 0.51, kNever, 3.8, 0, 200,
+               "queue_deadline_exceeded"));  // waiting [0.51, 3.8); no Retry-After in a stream
+  AttemptRecord refused =
+      Attempt(O::kRejected, 1.0, 1.01, kNever, 1.02, 0, 429, "queue_delay_exceeded");
+  refused.retry_after_s = 2;  // drain 3.8 - 1.01 = 2.79: short by 0.79
+  feed(refused);
+  refused.head_s = 1.2;
+  refused.retry_after_s = 1;  // drain 2.6: short by 1.6
+  feed(refused);
+  refused.reason = "rate_limited";  // not checked
+  feed(refused);
+  const RunSummary s = recorder.Finish(10, 4);
+  EXPECT_EQ(s.retry_after.checked, 2);
+  EXPECT_EQ(s.retry_after.shortfalls, 1);
+  EXPECT_NEAR(s.retry_after.max_shortfall_s, 1.6, 1e-12);
+  EXPECT_NEAR(s.retry_after.max_drain_s, 2.79, 1e-12);
+}
+
 TEST(AttemptRecordTest, OneJsonLineWithNullTtftWhenNoTokenCame) {
   AttemptRecord r;
   r.request = 4;
@@ -202,6 +249,9 @@ TEST(AttemptRecordTest, OneJsonLineWithNullTtftWhenNoTokenCame) {
   EXPECT_EQ(v.at("outcome").as_string(), "rejected");
   EXPECT_EQ(v.at("attempt").to_number<int>(), 2);
   EXPECT_EQ(v.at("reason").as_string(), "queue_full");
+  EXPECT_TRUE(v.at("retry_after_s").is_null()) << "no Retry-After";
+  r.retry_after_s = 3;
+  EXPECT_DOUBLE_EQ(boost::json::parse(RecordJson(r)).at("retry_after_s").to_number<double>(), 3);
   EXPECT_TRUE(v.at("class").is_null()) << "a trace record has no class";
   EXPECT_TRUE(v.at("priority_requested").is_null());
   EXPECT_TRUE(v.at("priority_class").is_null());
