@@ -49,6 +49,12 @@ std::string ClientLines(const loadgen::BenchResult& r) {
              ? "server: waiting, running, KV usage, preemptions and engine seconds from its "
                "/metrics\n"
              : "server: no vLLM/Spillway metrics at /metrics: engine-side rows are 0\n";
+  if (const RetryAfterSummary& ra = r.summary.retry_after; ra.checked > 0) {
+    out += fmt::format(
+        "Retry-After: {} answers checked against the queue's drain time (estimated), {} short by "
+        "more than {:g} s, worst shortfall {:.2f} s, longest drain {:.2f} s\n",
+        ra.checked, ra.shortfalls, ra.tolerance_s, ra.max_shortfall_s, ra.max_drain_s);
+  }
   if (r.interrupted) {
     out += "interrupted: the summary covers the run until Ctrl-C\n";
   }
