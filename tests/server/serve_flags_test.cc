@@ -13,7 +13,8 @@ namespace spillway {
 namespace {
 
 TEST(ServeFlagsTest, EveryConfigKeyIsAFlag) {
-  const testing_util::CommandResult help = testing_util::RunCommand({SPILLWAY_BINARY, "serve", "--help"}, 30);
+  const testing_util::CommandResult help =
+      testing_util::RunCommand({SPILLWAY_BINARY, "serve", "--help"}, 30);
   ASSERT_TRUE(help.exited && help.exit_code == 0) << help.output;
   const std::map<std::string, std::string> switches = {
       {"slo_budgets", "--no-slo-budgets"},
