@@ -110,13 +110,19 @@ double AdmissionController::ServiceRateEstimate(const EngineStats& stats) const 
 }
 
 Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats) const {
-  if (stats.num_waiting == 0) {
+  // Under priority scheduling only the requests queued ahead count (Scheduler::StatsAhead).
+  const std::int32_t waiting =
+      stats.num_waiting_ahead >= 0 ? stats.num_waiting_ahead : stats.num_waiting;
+  const std::int64_t backlog = stats.prefill_backlog_ahead_tokens >= 0
+                                   ? stats.prefill_backlog_ahead_tokens
+                                   : stats.prefill_backlog_tokens;
+  if (waiting == 0) {
     return 0;
   }
   // Requests that fit in the free batch slots start at the next step; only the rest wait
   // for completions.
   const std::int32_t free_slots = std::max(0, EffectiveSlots(stats) - stats.num_running);
-  const std::int32_t queued = std::max(0, stats.num_waiting - free_slots);
+  const std::int32_t queued = std::max(0, waiting - free_slots);
   Seconds w = 0;
   bool known = queued == 0;
   if (const double mu = ServiceRateEstimate(stats); mu > 0) {
@@ -124,8 +130,7 @@ Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats) const 
     known = true;
   }
   if (estimator_.prefill_tokens_per_s() > 0) {
-    w = std::max(
-        w, static_cast<double>(stats.prefill_backlog_tokens) / estimator_.prefill_tokens_per_s());
+    w = std::max(w, static_cast<double>(backlog) / estimator_.prefill_tokens_per_s());
     known = true;
   }
   return known ? w : kNever;

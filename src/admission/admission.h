@@ -161,8 +161,11 @@ class AdmissionController {
 
   /// W_est for the current state, seconds: max(Q / mu, prefill backlog / prefill
   /// throughput), where Q counts the waiting requests beyond the batch's free slots (those
-  /// start at the next step) and mu is ServiceRateEstimate. 0 when nothing waits; +inf when
-  /// requests wait for completions and neither rate is known yet.
+  /// start at the next step) and mu is ServiceRateEstimate. Waiting requests and backlog are
+  /// those queued ahead of the request being admitted when `stats` gives them
+  /// (EngineStats::num_waiting_ahead, from Scheduler::StatsAhead under priority scheduling),
+  /// else all. 0 when nothing waits ahead; +inf when requests wait for completions and neither
+  /// rate is known yet.
   Seconds QueueDelayEstimate(const EngineStats& stats) const;
   /// t_prefill_est for a prompt: max(one step, prompt / prefill throughput), seconds.
   Seconds PrefillEstimate(std::int32_t prompt_tokens) const;

@@ -361,6 +361,27 @@ EngineStats Scheduler::stats() const {
   return s;
 }
 
+EngineStats Scheduler::StatsAhead(std::int32_t priority, Seconds now) const {
+  EngineStats s = stats();
+  if (config_.policy != SchedulingPolicy::kPriority) {
+    return s;  // FCFS: a new request queues behind every waiting one
+  }
+  RequestSpec probe;
+  probe.arrival_s = now;
+  probe.priority = priority;
+  const double key = QueueKey(probe);
+  std::int32_t ahead = 0;
+  std::int64_t tokens = 0;
+  for (auto it = waiting_.begin(); it != waiting_.end() && it->first <= key; ++it) {
+    const Request& r = requests_.at(it->second);
+    ++ahead;
+    tokens += r.num_tokens() - r.num_computed_tokens;
+  }
+  s.num_waiting_ahead = ahead;
+  s.prefill_backlog_ahead_tokens = tokens + running_prefill_tokens_;
+  return s;
+}
+
 bool Scheduler::CheckInvariants(std::string* error) const {
   if (!blocks_->CheckInvariants(error)) {
     return false;

@@ -85,6 +85,11 @@ struct EngineStats {
   std::int64_t num_preemptions_total = 0;
   std::int64_t num_recomputed_tokens_total = 0;
   std::int32_t max_num_seqs = 0;
+  /// For a request being admitted (Scheduler::StatsAhead): the waiting requests queued ahead
+  /// of it, and their prompt tokens still to prefill plus the unfinished running prefills.
+  /// -1 when not given: every waiting request counts (num_waiting, prefill_backlog_tokens).
+  std::int32_t num_waiting_ahead = -1;
+  std::int64_t prefill_backlog_ahead_tokens = -1;
 };
 
 class Scheduler {
@@ -115,6 +120,12 @@ class Scheduler {
   const Request* Find(RequestId id) const;
 
   EngineStats stats() const;
+  /// stats() as a new request of `priority` arriving at `now` would see the queue, with
+  /// num_waiting_ahead and prefill_backlog_ahead_tokens counting only the waiting requests
+  /// whose queue key is at most its own (arrival + priority x priority_aging_s): those it would
+  /// not overtake. Under FCFS that is every waiting request, and the fields stay -1.
+  /// O(requests ahead).
+  EngineStats StatsAhead(std::int32_t priority, Seconds now) const;
   bool idle() const { return running_.empty() && waiting_.empty(); }
   std::int32_t num_waiting() const { return static_cast<std::int32_t>(waiting_.size()); }
   std::int32_t num_running() const { return static_cast<std::int32_t>(running_.size()); }

@@ -104,7 +104,7 @@ SubmitResult EngineService::DoSubmit(const SubmitRequest& request,
   SubmitResult out;
   out.decision =
       admission_.Decide(AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens},
-                        scheduler_.stats(), now);
+                        scheduler_.StatsAhead(request.priority, now), now);
   metrics_.admission_decisions_total
       ->With({std::string(DecisionName(out.decision)), std::string(ToString(out.decision.reason)),
               request.tenant})

@@ -171,7 +171,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   const std::uint32_t r = PickReplica();
   Replica& rep = replicas_[r];
   if (d.admitted()) {
-    d = rep.admission->DecidePolicy(req, rep.scheduler->stats(), now);
+    d = rep.admission->DecidePolicy(req, rep.scheduler->StatsAhead(a.priority, now), now);
   }
   if (!d.admitted()) {
     OnRejected(logical, r, now, d.http_status, ToString(d.reason), d.retry_after_s);

@@ -90,6 +90,19 @@ TEST(QueueDelayEstimateTest, IsZeroWhenWaitingFitsInFreeSlotsAndNoRateIsKnown) {
   EXPECT_EQ(c.QueueDelayEstimate(s), 0);
 }
 
+TEST(QueueDelayEstimateTest, CountsOnlyTheRequestsQueuedAheadWhenTheStatsSayWhich) {
+  AdmissionController c(Config(AdmissionPolicy::kPredictive, /*mu=*/10, /*tps=*/1000), 0);
+  EngineStats s = Stats(40);  // 40 waiting behind a full batch: 4 s
+  s.num_waiting_ahead = 5;    // an urgent class overtakes 35 of them (Scheduler::StatsAhead)
+  s.prefill_backlog_ahead_tokens = 160;
+  EXPECT_NEAR(c.QueueDelayEstimate(s), 0.5, kTol);
+  s.num_waiting_ahead = 0;
+  EXPECT_EQ(c.QueueDelayEstimate(s), 0) << "nothing ahead";
+  const AdmissionDecision d = c.Decide(Request(), s, 0);
+  EXPECT_EQ(d.verdict, Verdict::kAdmit) << "an urgent request is not refused for the queue "
+                                           "behind it";
+}
+
 TEST(PrefillEstimateTest, IsPromptOverPrefillThroughput) {
   const AdmissionController c(Config(AdmissionPolicy::kPredictive, 10, 2000, 0.01), 0);
   EXPECT_NEAR(c.PrefillEstimate(512), 512 / 2000.0, kTol);

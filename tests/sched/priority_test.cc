@@ -154,5 +154,36 @@ TEST(SchedulerPriorityTest, PreemptedRequestKeepsItsQueueKey) {
   EXPECT_LE(readmitted, e.Finished(3).first_scheduled_s);
 }
 
+TEST(SchedulerPriorityTest, StatsAheadCountsOnlyTheWaitingRequestsANewOneWouldNotOvertake) {
+  FakeEngine e(PriorityConfig(10.0), 100, 16);
+  OccupyTheSeat(e);
+  e.Submit(Spec(1, 8, 1, /*arrival=*/1.0, /*priority=*/1));   // key 11
+  e.Submit(Spec(2, 4, 1, /*arrival=*/1.5, /*priority=*/0));   // key 1.5
+  e.Submit(Spec(3, 16, 1, /*arrival=*/2.0, /*priority=*/1));  // key 12
+  const EngineStats all = e.sched().stats();
+  ASSERT_EQ(all.num_waiting, 3);
+  EXPECT_EQ(all.num_waiting_ahead, -1) << "stats() gives no position";
+  // An interactive (class 0) request at t=2 (key 2) would queue behind request 2 only.
+  const EngineStats urgent = e.sched().StatsAhead(0, 2.0);
+  EXPECT_EQ(urgent.num_waiting, 3);
+  EXPECT_EQ(urgent.num_waiting_ahead, 1);
+  EXPECT_EQ(urgent.prefill_backlog_ahead_tokens,
+            4 + all.prefill_backlog_tokens - all.waiting_prompt_tokens);
+  // A batch (class 1) request at t=2 (key 12) queues behind all three.
+  const EngineStats batch = e.sched().StatsAhead(1, 2.0);
+  EXPECT_EQ(batch.num_waiting_ahead, 3);
+  EXPECT_EQ(batch.prefill_backlog_ahead_tokens, all.prefill_backlog_tokens);
+}
+
+TEST(SchedulerPriorityTest, StatsAheadUnderFcfsIsStats) {
+  SchedulerConfig c = PriorityConfig(10.0);
+  c.policy = SchedulingPolicy::kFcfs;
+  FakeEngine e(c, 100, 16);
+  e.Submit(Spec(1, 8, 1, /*arrival=*/1.0, /*priority=*/1));
+  const EngineStats s = e.sched().StatsAhead(0, 2.0);
+  EXPECT_EQ(s.num_waiting, 1);
+  EXPECT_EQ(s.num_waiting_ahead, -1) << "every waiting request is ahead";
+}
+
 }  // namespace
 }  // namespace spillway
