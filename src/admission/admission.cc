@@ -219,7 +219,11 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     }
   }
   if (predictive) {
-    const bool late = d.queue_delay_est_s + d.prefill_est_s > config_.ttft_slo_s;
+    // A prompt whose prefill alone outlasts the TTFT SLO cannot meet it however short the
+    // queue, and no retry would change that: it is refused only for the queue ahead of it
+    // (admitted when nothing waits ahead), not for its own length.
+    const Seconds ttft_budget_s = std::max(config_.ttft_slo_s, d.prefill_est_s);
+    const bool late = d.queue_delay_est_s + d.prefill_est_s > ttft_budget_s;
     const bool kv_full = stats.kv_usage > config_.kv_headroom;
     if (late && kv_full) {
       return Reject(429, OverloadReason::kQueueDelayAndKvSaturation, retry_s, d);
@@ -257,7 +261,9 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     }
   }
   if (config_.queue_deadline.value_or(predictive)) {
-    d.deadline_s = now + std::max(0.0, config_.ttft_slo_s - d.prefill_est_s);
+    // The time left to start within the SLO, and at least half the SLO for a prompt whose
+    // prefill takes more than that (admitted with nothing ahead: it starts at the next step).
+    d.deadline_s = now + config_.ttft_slo_s - std::min(d.prefill_est_s, 0.5 * config_.ttft_slo_s);
   }
   if (config_.degrade_max_tokens > 0 && d.max_output_tokens > config_.degrade_max_tokens &&
       (d.queue_delay_est_s > config_.degrade_queue_delay_fraction * config_.ttft_slo_s ||

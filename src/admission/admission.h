@@ -21,7 +21,10 @@
 //               cold-start prior (slots / (mean max_tokens x modelled step time)).
 // Then degradation: above a load threshold, max_tokens is clamped (§3.3: 256 -> 64).
 // Under predictive (or when queue_deadline is set) an admitted request gets a queue-ingress
-// deadline now + (TTFT SLO - t_prefill_est) (§3.2), dropped at the queue head after it.
+// deadline now + (TTFT SLO - t_prefill_est) (§3.2), dropped at the queue head after it; a
+// prompt whose t_prefill_est exceeds half the SLO gets now + SLO / 2.
+// A prompt whose t_prefill_est alone exceeds the TTFT SLO is judged against t_prefill_est
+// instead (admitted when nothing waits ahead): its length is not overload, no retry helps.
 //
 // Not thread-safe; no clock (now is passed in), no I/O.
 

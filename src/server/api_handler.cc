@@ -115,6 +115,12 @@ std::string_view BearerToken(std::string_view value) {
   return value;
 }
 
+/// 401 for a request without a configured API key.
+api::ApiError Unauthorized() {
+  return Error(401, "Missing or unknown API key (Authorization: Bearer).", "authentication_error",
+               "invalid_api_key");
+}
+
 /// GET /v1/models/{model}.
 constexpr std::string_view kModelsPrefix = "/v1/models/";
 
@@ -258,6 +264,15 @@ asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
       co_return;
     }
     co_await Completions(conn, path == "/v1/chat/completions");
+  } else if ((path == "/v1/models" || path.starts_with(kModelsPrefix)) &&
+             Authenticate(conn) == nullptr) {
+    // As vLLM with --api-key: the /v1 API needs a key; /health, /ready and /metrics do not.
+    co_await SendError(conn, Unauthorized());
+  } else if (!get && (path == "/v1/models" || path.starts_with(kModelsPrefix) ||
+                      path == "/health" || path == "/ready" || path == "/metrics")) {
+    const net::Headers allow = {{std::string("Allow"), std::string("GET, HEAD")}};
+    co_await SendError(conn, Error(405, "Use GET.", "invalid_request_error", "method_not_allowed"),
+                       allow);
   } else if (path == "/v1/models" && get) {
     const auto& exec = engine_.options().profile;
     co_await Send(conn, 200,
@@ -294,23 +309,27 @@ asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
   }
 }
 
+const ApiKey* ApiHandler::Authenticate(const net::HttpConnection& conn) const {
+  static const ApiKey kNoKeys{"default", 0, 1, 0};
+  if (config_.api_keys.empty()) {
+    return &kNoKeys;
+  }
+  const auto auth = conn.request()[http::field::authorization];
+  const std::string_view value(auth.data(), auth.size());
+  const auto it = IsBearer(value) ? config_.api_keys.find(std::string(BearerToken(value)))
+                                  : config_.api_keys.end();
+  return it == config_.api_keys.end() ? nullptr : &it->second;
+}
+
 asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool chat) {
   // Authentication: with keys configured, every request names one.
-  std::string tenant = "default";
-  std::int32_t max_priority = 0;
-  if (!config_.api_keys.empty()) {
-    const auto auth = conn.request()[http::field::authorization];
-    const std::string_view value(auth.data(), auth.size());
-    const auto it = IsBearer(value) ? config_.api_keys.find(std::string(BearerToken(value)))
-                                    : config_.api_keys.end();
-    if (it == config_.api_keys.end()) {
-      co_await SendError(conn, Error(401, "Missing or unknown API key (Authorization: Bearer).",
-                                     "authentication_error", "invalid_api_key"));
-      co_return;
-    }
-    tenant = it->second.tenant;
-    max_priority = it->second.max_priority;
+  const ApiKey* key = Authenticate(conn);
+  if (key == nullptr) {
+    co_await SendError(conn, Unauthorized());
+    co_return;
   }
+  const std::string tenant = key->tenant;
+  const std::int32_t max_priority = key->max_priority;
   // A POST with neither Content-Length nor chunked framing has no body by HTTP's rules
   // (RFC 9112 section 6.3); say so rather than "invalid JSON".
   if (conn.request().body().empty() && !conn.request().has_content_length() &&

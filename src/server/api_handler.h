@@ -30,6 +30,10 @@ class ApiHandler {
 
  private:
   struct Caller;
+  /// The API key the request names (Authorization: Bearer KEY, scheme case-insensitive):
+  /// nullptr when keys are configured and it names none of them; a shared default key when no
+  /// keys are configured.
+  const ApiKey* Authenticate(const net::HttpConnection& conn) const;
   asio::awaitable<void> Completions(net::HttpConnection& conn, bool chat);
   asio::awaitable<void> Generate(net::HttpConnection& conn, const struct Generation& g);
   asio::awaitable<void> Stream(net::HttpConnection& conn, const struct Generation& g);

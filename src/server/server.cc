@@ -13,6 +13,7 @@
 #include "admission/priors.h"
 #include "api/responses.h"
 #include "api/tokenizer.h"
+#include "config/yaml_reader.h"
 #include "executor/cost_model.h"
 #include "net/clock.h"
 #include "net/http_server.h"
@@ -42,6 +43,16 @@ EngineOptions ResolveEngine(const ServerConfig& c) {
   }
   s.max_num_seqs = c.max_num_seqs.value_or(s.max_num_seqs);
   s.max_num_batched_tokens = c.max_num_batched_tokens.value_or(s.max_num_batched_tokens);
+  const std::int32_t max_model_len = c.max_model_len.value_or(o.profile.max_model_len);
+  if (!s.enable_chunked_prefill && s.max_num_batched_tokens < max_model_len) {
+    // Without chunking a whole prompt must fit one step (vLLM's rule; as `spillway sim`).
+    if (c.max_num_batched_tokens) {
+      throw config::ConfigError("engine.max_num_batched_tokens: must be >= max_model_len (" +
+                                std::to_string(max_model_len) +
+                                ") when enable_chunked_prefill is false");
+    }
+    s.max_num_batched_tokens = max_model_len;
+  }
   o.num_gpu_blocks = c.num_gpu_blocks.value_or(o.profile.num_gpu_blocks());
   o.propagate_cancellation = c.propagate_cancellation;
 

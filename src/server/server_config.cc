@@ -212,6 +212,11 @@ void ValidateServerConfig(const ServerConfig& c, const std::string& origin) {
   at_least("engine.default_max_tokens", c.default_max_tokens, 1);
   at_least("engine.max_preemptions", c.max_preemptions, 0);
   at_least("engine.long_prefill_token_threshold", c.long_prefill_token_threshold, 0);
+  at_least("engine.slo_budget_context_tokens", c.slo_budget_context_tokens, 1);
+  if (c.slo_budget_context_tokens > (1 << 24)) {
+    fail("engine.slo_budget_context_tokens: must be <= 16777216, got " +
+         std::to_string(c.slo_budget_context_tokens));
+  }
   at_least("admission.max_num_queued_reqs", c.max_num_queued_reqs, 0);
   at_least("admission.max_num_queued_tokens", c.max_num_queued_tokens, 0);
   at_least("admission.degrade_max_tokens", c.degrade_max_tokens, 0);

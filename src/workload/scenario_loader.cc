@@ -232,8 +232,7 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   if (tokens_required || f["output_tokens"].present()) {
     c.output_tokens = ParseTokenDist(Required(f, "output_tokens"));
   }
-  c.priority =
-      static_cast<std::int32_t>(OptIntIn(f["priority"], -kInt32Max, kInt32Max).value_or(0));
+  c.priority = static_cast<std::int32_t>(OptIntIn(f["priority"], 0, 1 << 20).value_or(0));
   c.priority_given = f["priority"].present();
   if (f["tenant"].present()) {
     c.tenant = NonEmptyString(f["tenant"]);

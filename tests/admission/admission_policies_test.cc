@@ -212,6 +212,20 @@ TEST(PredictivePolicyTest, StampsDeadlineNowPlusSloMinusPrefillEstimate) {
   EXPECT_NEAR(d.deadline_s, 12.5 + (1.0 - 0.2), kTol);
 }
 
+TEST(PredictivePolicyTest, APromptWhosePrefillOutlastsTheSloIsJudgedOnlyOnTheQueueAhead) {
+  // 3,000 tokens at 2,000 tokens/s: 1.5 s of prefill against a 1 s TTFT SLO.
+  AdmissionController c(Config(AdmissionPolicy::kPredictive, /*mu=*/10, 2000, 0.01), 0);
+  EngineStats idle = Stats(0);
+  idle.num_running = 0;
+  const AdmissionDecision d = c.Decide(Request(/*prompt=*/3000), idle, 4.0);
+  EXPECT_EQ(d.verdict, Verdict::kAdmit) << "its length is not overload";
+  EXPECT_NEAR(d.prefill_est_s, 1.5, kTol);
+  EXPECT_NEAR(d.deadline_s, 4.0 + 0.5, kTol) << "half the SLO to start";
+  const AdmissionDecision queued = c.Decide(Request(/*prompt=*/3000), Stats(5), 5.0);
+  EXPECT_EQ(queued.verdict, Verdict::kReject) << "a queue ahead of it is";
+  EXPECT_EQ(queued.reason, OverloadReason::kQueueDelayExceeded);
+}
+
 TEST(PredictivePolicyTest, AdmitsAtExactlyTheSloAndRejectsJustAbove) {
   // Binary-exact numbers: mu = 8, 4 queued -> W = 0.5; one 1/128 s step of prefill.
   const Seconds step = 1.0 / 128;
@@ -246,14 +260,6 @@ TEST(PredictivePolicyTest, KvUsageExactlyAtTheHeadroomIsAdmitted) {
             OverloadReason::kKvSaturation);
 }
 
-TEST(PredictivePolicyTest, RejectsWhenPrefillAloneBreaksTheSlo) {
-  // Nothing waits, but a 4000-token prompt at 2000 tokens/s takes 2 s.
-  AdmissionController c(Config(AdmissionPolicy::kPredictive, 10, 2000), 0);
-  const AdmissionDecision d = c.Decide(Request(/*prompt=*/4000), Stats(0), 0);
-  EXPECT_EQ(d.reason, OverloadReason::kQueueDelayExceeded);
-  EXPECT_EQ(d.http_status, 429);
-}
-
 TEST(PredictivePolicyTest, RejectsWithRetryAfterOneWhenRequestsQueueAndNoRateIsKnown) {
   AdmissionController c(Config(AdmissionPolicy::kPredictive, 0, 0, 0), 0);
   const AdmissionDecision d = c.Decide(Request(), Stats(3), 0);
@@ -278,13 +284,13 @@ TEST(PredictivePolicyTest, AlsoEnforcesTheHardQueueLimitsWith503) {
   EXPECT_EQ(tokens.reason, OverloadReason::kQueuedTokensFull);
 }
 
-TEST(QueueDeadlineTest, IsNeverBeforeNowForAPrefillLongerThanTheSlo) {
+TEST(QueueDeadlineTest, LeavesHalfTheSloToStartForAPrefillLongerThanIt) {
   AdmissionConfig config = Config(AdmissionPolicy::kTailDrop, 10, 100);
   config.queue_deadline = true;
   AdmissionController c(config, 0);
   const AdmissionDecision d = c.Decide(Request(/*prompt=*/1000), Stats(0), 4.0);  // 10 s
   ASSERT_TRUE(d.admitted());
-  EXPECT_EQ(d.deadline_s, 4.0);
+  EXPECT_EQ(d.deadline_s, 4.5);
 }
 
 // --- Retry-After ---

@@ -177,6 +177,15 @@ TEST_F(HttpProtocolTest, ExpectContinueWithABodyOverTheLimitGets413WithoutSendin
   EXPECT_EQ(r->status, 413) << r->body;
 }
 
+TEST_F(HttpProtocolTest, WrongMethodOnAGetRouteGets405WithAllow) {
+  for (const char* target :
+       {"/v1/models", "/v1/models/spillway-emulated", "/health", "/ready", "/metrics"}) {
+    const server_test::HttpResponse r = client().Send({"POST", target, "{}", {}});
+    EXPECT_TRUE(server_test::IsOpenAiError(r, 405, "method_not_allowed")) << target;
+    EXPECT_EQ(r.Header("Allow"), "GET, HEAD") << target;
+  }
+}
+
 TEST_F(HttpProtocolTest, PostWithoutContentLengthGets411) {
   RawConnection conn(client().port());
   ASSERT_TRUE(conn.connected());

@@ -67,6 +67,17 @@ TEST_F(RateLimitTest, UnknownApiKeyGets401) {
       << "a key without the Bearer scheme";
 }
 
+TEST_F(RateLimitTest, ModelsNeedAKeyHealthAndMetricsDoNot) {
+  EXPECT_TRUE(IsOpenAiError(client().Get("/v1/models"), 401, "invalid_api_key"));
+  EXPECT_TRUE(IsOpenAiError(client().Get("/v1/models/spillway-emulated"), 401, "invalid_api_key"));
+  for (const char* target : {"/v1/models", "/v1/models/spillway-emulated"}) {
+    const HttpResponse r = client().Send({"GET", target, "", kKeyB});
+    EXPECT_EQ(r.status, 200) << target << ": " << r.error << r.body;
+  }
+  EXPECT_EQ(client().Get("/health").status, 200);
+  EXPECT_EQ(client().Get("/metrics").status, 200);
+}
+
 TEST_F(RateLimitTest, ThirdRapidRequestOfLimitedTenantGets429RateLimited) {
   const auto start = std::chrono::steady_clock::now();
   const HttpResponse first = Complete(kKeyA);

@@ -5,8 +5,10 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/run_command.h"
+#include "common/server_fixture.h"
 #include "server/server_config.h"
 
 namespace spillway {
@@ -34,6 +36,34 @@ TEST(ServeFlagsTest, EveryConfigKeyIsAFlag) {
           << help.output;
     }
   }
+}
+
+TEST(ServeFlagsTest, FlagValuesAreValidatedLikeTheFileKeys) {
+  for (const char* value : {"0", "99999999999"}) {
+    const testing_util::CommandResult r = testing_util::RunCommand(
+        {SPILLWAY_BINARY, "serve", "--port", "0", "--slo-budget-context-tokens", value}, 30);
+    EXPECT_TRUE(r.exited && r.exit_code != 0) << value << ": " << r.output;
+    EXPECT_NE(r.output.find("slo_budget_context_tokens"), std::string::npos)
+        << value << ": " << r.output;
+  }
+}
+
+class NoChunkedPrefillTest : public server_test::ServerFixture {
+ protected:
+  std::vector<std::string> ServerArgs() override { return {"--no-chunked-prefill"}; }
+};
+
+TEST_F(NoChunkedPrefillTest, ALongPromptIsServedInOneStep) {
+  // Without chunking the step's token budget must hold a whole prompt (as vLLM and `spillway
+  // sim` do): it is raised to max_model_len, so a 1,000-token prompt is served, not refused.
+  std::string prompt = "[1";
+  for (int i = 1; i < 1000; ++i) {
+    prompt += ",1";
+  }
+  prompt += "]";
+  const server_test::HttpResponse r =
+      client().Post("/v1/completions", R"({"prompt":)" + prompt + R"(,"max_tokens":4})", {}, 30);
+  EXPECT_EQ(r.status, 200) << r.error << r.body;
 }
 
 }  // namespace

@@ -306,6 +306,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "    - rate: -3\n      duration_s: 5\n" +
                       kClasses,
                   {"test.yaml:6: arrival.steps[1].rate: must be > 0, got '-3'"}},
+        ErrorCase{
+            "NegativePriority",
+            kHead + "classes: [{name: a, prompt_tokens: 1, output_tokens: 1, priority: -5}]\n",
+            {"test.yaml:3: classes[0].priority", "'-5'"}},
         ErrorCase{"UnknownTopLevelKey",
                   kHead + kClasses + "clients: {}\n",
                   {"test.yaml:4: clients: unknown field", "got a map"}},
