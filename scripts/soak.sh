@@ -30,11 +30,17 @@ fi
 default_sample_s=5
 [ "$seconds" -ge 300 ] || default_sample_s=1
 sample_s=${SOAK_SAMPLE_S:-$default_sample_s}
-if ! [[ "$sample_s" =~ ^[0-9]+(\.[0-9]+)?$ ]] || [ "$sample_s" = 0 ]; then
+# A decimal number > 0 (not 0, 0.0, 0.00, ...).
+positive_number() { [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ && "$1" =~ [1-9] ]]; }
+if ! positive_number "$sample_s"; then
   echo "soak: SOAK_SAMPLE_S must be a number of seconds > 0, got '$sample_s'" >&2
   exit 2
 fi
 rss_bound_mib=${SOAK_RSS_BOUND_MIB:-4}
+if ! positive_number "$rss_bound_mib"; then
+  echo "soak: SOAK_RSS_BOUND_MIB must be a number of MiB > 0, got '$rss_bound_mib'" >&2
+  exit 2
+fi
 if [ ! -x "$bin" ]; then
   echo "soak: $bin is not an executable (build it: make soak, or set SPILLWAY)" >&2
   exit 2

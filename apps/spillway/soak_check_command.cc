@@ -13,6 +13,7 @@
 #include "cli_checks.h"
 #include "commands.h"
 #include "loadgen/soak_check.h"
+#include "output_file.h"
 
 namespace spillway::app {
 namespace {
@@ -42,6 +43,13 @@ std::string ReadFileOrThrow(const std::string& path, const char* what) {
 
 int RunSoakCheck(SoakCheckArgs& a) {
   a.bounds.rss_growth_bound_bytes = a.rss_growth_bound_mib * 1024 * 1024;
+  // Opened first, so an unwritable path fails before any work (exit 2, like a bad input).
+  std::optional<OutputFile> gnuplot;
+  try {
+    gnuplot.emplace(a.gnuplot_out, "--gnuplot");
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(e.what());
+  }
   std::vector<loadgen::ReplyCount> replies;
   try {
     replies = loadgen::TallyReplies(ReadFileOrThrow(a.records, "--records"));
@@ -59,13 +67,9 @@ int RunSoakCheck(SoakCheckArgs& a) {
     figures = loadgen::ReadProcessFigures(ReadFileOrThrow(a.metrics, "--metrics"));
   }
   const loadgen::MemoryVerdict memory = loadgen::CheckMemory(samples, a.bounds);
-  if (!a.gnuplot_out.empty()) {
-    std::ofstream out(a.gnuplot_out, std::ios::binary);
-    out << loadgen::RssChartScript(a.csv_name, a.svg_name, memory, a.bounds);
-    if (!out) {
-      std::cerr << "spillway soak-check: cannot write " << a.gnuplot_out << "\n";
-      return 1;
-    }
+  if (std::ofstream* out = gnuplot->stream()) {
+    *out << loadgen::RssChartScript(a.csv_name, a.svg_name, memory, a.bounds);
+    gnuplot->Commit();
   }
   const loadgen::SoakVerdict verdict =
       loadgen::Judge(std::move(replies), memory, a.server, figures, a.bounds);

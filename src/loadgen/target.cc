@@ -1,5 +1,10 @@
 #include "loadgen/target.h"
 
+#include <charconv>
+#include <cstdint>
+#include <string_view>
+#include <system_error>
+
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 #include <stdexcept>
@@ -24,6 +29,18 @@ Target ParseTarget(std::string_view url) {
     throw std::invalid_argument(
         "--target: give scheme, host, port and path only (no user, query or fragment), got '" +
         std::string(url) + "'");
+  }
+  std::uint32_t port = 80;
+  if (u.has_port()) {
+    const std::string_view text = u.port();
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+      port = 0;
+    }
+  }
+  if (port == 0 || port > 65535) {
+    throw std::invalid_argument("--target: the port must be 1 to 65535, got '" +
+                                std::string(u.port()) + "' in '" + std::string(url) + "'");
   }
   Target t;
   t.host = u.host_address();

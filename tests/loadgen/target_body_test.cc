@@ -25,6 +25,9 @@ TEST(ParseTargetTest, HostPortAndBasePath) {
 
 TEST(ParseTargetTest, RejectsWhatItCannotServe) {
   EXPECT_THROW(ParseTarget("https://example.com"), std::invalid_argument);
+  EXPECT_THROW(ParseTarget("http://127.0.0.1:99999"), std::invalid_argument) << "port > 65535";
+  EXPECT_THROW(ParseTarget("http://127.0.0.1:0"), std::invalid_argument);
+  EXPECT_THROW(ParseTarget("http://127.0.0.1:/"), std::invalid_argument) << "empty port";
   EXPECT_THROW(ParseTarget("127.0.0.1:8000"), std::invalid_argument);
   EXPECT_THROW(ParseTarget("not a url"), std::invalid_argument);
   EXPECT_THROW(ParseTarget("http://h:1/?x=1"), std::invalid_argument);

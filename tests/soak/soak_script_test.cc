@@ -107,5 +107,35 @@ TEST(SoakScriptTest, RefusesALengthOutsideItsRange) {
   }
 }
 
+TEST(SoakScriptTest, RefusesBadSettingsBeforeStartingTheLoad) {
+  for (const char* setting :
+       {"SOAK_SAMPLE_S=0.0", "SOAK_RSS_BOUND_MIB=abc", "SOAK_RSS_BOUND_MIB=0"}) {
+    const TempDir dir;
+    const CommandResult r =
+        RunCommand({std::string(SPILLWAY_SOURCE_DIR) + "/scripts/soak.sh"}, 30,
+                   {std::string("SPILLWAY=") + SPILLWAY_BINARY, "SOAK_SECONDS=10", setting,
+                    "SOAK_OUT=" + (dir.path() / "soak").string()});
+    EXPECT_TRUE(r.exited) << r.description;
+    EXPECT_EQ(r.exit_code, 2) << setting << ": " << r.output;
+    EXPECT_NE(r.output.find("must be a number"), std::string::npos) << r.output;
+  }
+}
+
+TEST(SoakCheckCommandTest, AnUnwritableGnuplotPathIsAUsageErrorNamingThePath) {
+  const TempDir dir;
+  const std::string records =
+      dir.Write("records.jsonl", R"({"status":200,"outcome":"completed","reason":""})"
+                                 "\n");
+  const std::string samples = dir.Write("rss.csv", "t_s,rss_bytes,open_fds\n0,1000000,10\n");
+  const CommandResult r =
+      RunCommand({SPILLWAY_BINARY, "soak-check", "--records", records, "--samples", samples,
+                  "--duration-s", "10", "--health-status", "200", "--server-exit-code", "0",
+                  "--gnuplot", (dir.path() / "missing" / "x.gp").string()},
+                 30);
+  EXPECT_TRUE(r.exited) << r.description;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("missing/x.gp"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace spillway
