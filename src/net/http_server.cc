@@ -144,7 +144,9 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
       // A client that sent "Expect: 100-continue" waits for this before sending the body
       // (curl, for bodies over 1 MiB, waits a second without it). A body over the limit has
       // already failed above with body_limit (Content-Length is checked with the header).
-      if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      // (Never to an HTTP/1.0 client, which does not know 1xx replies: RFC 9110 section 15.2.)
+      if (parser.get().version() >= 11 &&
+          beast::iequals(parser.get()[http::field::expect], "100-continue")) {
         static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
         auto [write_ec, written] =
             co_await asio::async_write(stream, asio::buffer(kContinue), kUse);

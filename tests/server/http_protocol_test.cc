@@ -166,6 +166,16 @@ TEST_F(HttpProtocolTest, ExpectContinueGetsA100BeforeTheBodyIsSent) {
   EXPECT_EQ(r->status, 200) << r->body;
 }
 
+TEST_F(HttpProtocolTest, AnHttp10ClientGetsNo100Continue) {
+  RawConnection conn(client().port());
+  ASSERT_TRUE(conn.connected());
+  ASSERT_TRUE(
+      conn.Send(RawPost("HTTP/1.0", "/v1/completions", kSmallBody, "Expect: 100-continue\r\n")));
+  const std::optional<RawResponse> r = conn.ReadResponse(kTimeoutS);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << "a 1xx reply to an HTTP/1.0 client: " << r->body;
+}
+
 TEST_F(HttpProtocolTest, ExpectContinueWithABodyOverTheLimitGets413WithoutSendingIt) {
   RawConnection conn(client().port());
   ASSERT_TRUE(conn.connected());
