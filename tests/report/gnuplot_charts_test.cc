@@ -57,7 +57,7 @@ TEST(ReportChartsTest, TrafficChartDrawsRetriesForARunThatRetried) {
   storm.retries = 5;
   storm.timeseries[1].retries = 5;
   const GnuplotJob job = BuildGnuplotJob({storm, TinyRun("calm")}, {"fixed", "calm"});
-  const std::string& script = Files(job).at(job.script);
+  const std::string script = Files(job).at(job.script);  // a copy: Files returns a temporary
   EXPECT_EQ(Count(script, "'gnuplot/run0.dat' using 1:11"), 1) << script;
   EXPECT_EQ(Count(script, "'gnuplot/run1.dat' using 1:11"), 0) << script;
   EXPECT_NE(TimeseriesData(storm, "fixed").find(" 50 5\n"), std::string::npos);
