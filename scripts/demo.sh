@@ -24,28 +24,8 @@ stop_server() {
 }
 trap stop_server EXIT
 
-# start_server LOG ARGS...: starts `spillway serve --port 0 ARGS` and sets $url once it listens.
-start_server() {
-  local log=$1
-  shift
-  "$bin" serve --port 0 "$@" 2>"$log" &
-  server_pid=$!
-  for _ in $(seq 1 100); do
-    url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$log" | head -1)
-    if [ -n "$url" ]; then
-      return 0
-    fi
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "spillway serve exited; its log:" >&2
-      cat "$log" >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
-  echo "spillway serve did not start listening; its log:" >&2
-  cat "$log" >&2
-  exit 1
-}
+# shellcheck source=scripts/serve_lib.sh
+source scripts/serve_lib.sh  # (the working directory is the repository root)
 
 say "1. What does the reference engine sustain? (seed-a100-7b: Llama-2-7B on A100, emulated)"
 echo "   Bisection in the simulator on a steady Poisson rate of the 70/20/10 chat/coding/document"

@@ -63,29 +63,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Starts `spillway serve --port 0 ARGS` (its stderr to LOG) and sets $url once it listens (the
-# way scripts/demo.sh does).
-start_server() {
-  local log=$1
-  shift
-  "$bin" serve --port 0 "$@" 2>"$log" &
-  server_pid=$!
-  for _ in $(seq 1 100); do
-    url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$log" | head -1)
-    if [ -n "$url" ]; then
-      return 0
-    fi
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "soak: spillway serve exited; its log:" >&2
-      cat "$log" >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
-  echo "soak: spillway serve did not start listening; its log:" >&2
-  cat "$log" >&2
-  exit 1
-}
+# shellcheck source=scripts/serve_lib.sh
+source scripts/serve_lib.sh  # (the working directory is the repository root)
 
 # One row of rss.csv for the server now: seconds since $t0, VmRSS in bytes, open descriptors.
 sample() {

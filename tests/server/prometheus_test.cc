@@ -31,6 +31,7 @@
 #include "common/http_client.h"
 #include "common/server_fixture.h"
 #include "common/temp_dir.h"
+#include "common/text_file.h"
 
 namespace spillway {
 namespace {
@@ -66,24 +67,8 @@ Clock::time_point After(double seconds) {
          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) {
-      out.push_back(line);
-    }
-  }
-  return out;
-}
+using testing_util::NonEmptyLines;
+using testing_util::ReadTextFile;
 
 // A child process running `argv` (argv[0] an absolute path) with stdin from `stdin_path` and
 // stdout and stderr appended to `output_path`. Never left behind: the destructor sends
@@ -230,7 +215,7 @@ struct MetricFamily {
 // The families an exposition declares with `# TYPE name type`, in order.
 std::vector<MetricFamily> Families(const std::string& exposition) {
   std::vector<MetricFamily> out;
-  for (const std::string& line : Lines(exposition)) {
+  for (const std::string& line : NonEmptyLines(exposition)) {
     if (!line.starts_with("# TYPE ")) {
       continue;
     }
@@ -319,7 +304,7 @@ TEST_F(PrometheusTest, PromtoolReportsOnlyTheColonInVllmNames) {
   ASSERT_TRUE(promtool.started()) << promtool.error();
   const std::optional<int> status = promtool.WaitForExit(30);
   ASSERT_TRUE(status.has_value()) << "promtool still runs after 30 s";
-  const std::string printed = ReadFile(output);
+  const std::string printed = ReadTextFile(output);
   SCOPED_TRACE("promtool check metrics printed:\n" + printed);
   ASSERT_TRUE(WIFEXITED(*status)) << "wait status " << *status;
 
@@ -327,7 +312,7 @@ TEST_F(PrometheusTest, PromtoolReportsOnlyTheColonInVllmNames) {
   // colon lint, and it must name exactly the families whose names carry a colon (which shows
   // promtool read the whole exposition).
   std::set<std::string> colon_lints;
-  for (const std::string& line : Lines(printed)) {
+  for (const std::string& line : NonEmptyLines(printed)) {
     const std::size_t space = line.find(' ');
     const std::string name = line.substr(0, space);
     const bool colon_lint = space != std::string::npos &&
@@ -400,7 +385,7 @@ TEST_F(PrometheusTest, PrometheusScrapesAndAnswersAQueryForEverySeriesOfEveryFam
   }
   ASSERT_TRUE(api.has_value()) << "Prometheus not ready within 30 s: " << prometheus->command_line()
                                << "\n--- its log ---\n"
-                               << ReadFile(log);
+                               << ReadTextFile(log);
 
   // Runs the instant query `promql`; the number of series in its result (nullopt when the
   // query failed, with `*error` saying why).
@@ -436,7 +421,7 @@ TEST_F(PrometheusTest, PrometheusScrapesAndAnswersAQueryForEverySeriesOfEveryFam
   ASSERT_TRUE(wait_for_series(R"(up{job="spillway"} == 1)", &error))
       << "the server's target is not up within 30 s (" << error
       << "); targets: " << api->Get("/api/v1/targets").body << "\n--- Prometheus log ---\n"
-      << ReadFile(log);
+      << ReadTextFile(log);
   int queried = 0;
   for (const MetricFamily& family : families) {
     for (const std::string& series : SeriesNames(family)) {
@@ -448,7 +433,8 @@ TEST_F(PrometheusTest, PrometheusScrapesAndAnswersAQueryForEverySeriesOfEveryFam
   }
   RecordProperty("series_queried", queried);
   if (HasFailure()) {
-    std::cerr << "--- Prometheus log ---\n" << ReadFile(log) << "--- end of Prometheus log ---\n";
+    std::cerr << "--- Prometheus log ---\n"
+              << ReadTextFile(log) << "--- end of Prometheus log ---\n";
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include "common/run_command.h"
 #include "common/temp_dir.h"
+#include "common/text_file.h"
 
 namespace spillway {
 namespace {
@@ -26,23 +27,8 @@ using testing_util::CommandResult;
 using testing_util::RunCommand;
 using testing_util::TempDir;
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) {
-      out.push_back(line);
-    }
-  }
-  return out;
-}
+using testing_util::NonEmptyLines;
+using testing_util::ReadTextFile;
 
 TEST(SoakScriptTest, TwentySecondsPassAndWriteEveryOutput) {
 #if defined(__SANITIZE_ADDRESS__)
@@ -58,14 +44,14 @@ TEST(SoakScriptTest, TwentySecondsPassAndWriteEveryOutput) {
   EXPECT_EQ(r.exit_code, 0);
 
   // The verdict is the last line of verdict.txt, and the script printed it.
-  const std::vector<std::string> verdict = Lines(ReadFile(out / "verdict.txt"));
+  const std::vector<std::string> verdict = NonEmptyLines(ReadTextFile(out / "verdict.txt"));
   ASSERT_FALSE(verdict.empty());
   EXPECT_TRUE(verdict.back().starts_with("soak: PASS (")) << verdict.back();
   EXPECT_NE(r.output.find(verdict.back()), std::string::npos);
 
   // rss.csv: the header, a sample before the load, one a second during it (the script samples
   // every second below 300 s), and one after.
-  const std::vector<std::string> rss = Lines(ReadFile(out / "rss.csv"));
+  const std::vector<std::string> rss = NonEmptyLines(ReadTextFile(out / "rss.csv"));
   ASSERT_FALSE(rss.empty());
   EXPECT_EQ(rss[0], "t_s,rss_bytes,open_fds");
   EXPECT_GE(rss.size(), 1u + 20u);
@@ -74,22 +60,22 @@ TEST(SoakScriptTest, TwentySecondsPassAndWriteEveryOutput) {
   }
 
   // The bench summary: 20 s of arrivals at 111 req/s, most refused at the door.
-  const json::value summary = json::parse(ReadFile(out / "summary.json"));
+  const json::value summary = json::parse(ReadTextFile(out / "summary.json"));
   const double offered = summary.at("offered").to_number<double>();
   EXPECT_GT(offered, 1500);  // ~2220 first attempts, plus retries
   EXPECT_EQ(summary.at("duration_s").to_number<double>(), 20);
   EXPECT_GT(summary.at("completed").to_number<double>(), 0);
   // Every attempt has its record line.
-  const std::vector<std::string> records = Lines(ReadFile(out / "records.jsonl"));
+  const std::vector<std::string> records = NonEmptyLines(ReadTextFile(out / "records.jsonl"));
   EXPECT_EQ(static_cast<double>(records.size()), offered);
-  EXPECT_FALSE(Lines(ReadFile(out / "timeseries.jsonl")).empty());
+  EXPECT_FALSE(NonEmptyLines(ReadTextFile(out / "timeseries.jsonl")).empty());
 
   // The server's own process metrics after the run, and the chart.
-  const std::string metrics = ReadFile(out / "metrics-end.txt");
+  const std::string metrics = ReadTextFile(out / "metrics-end.txt");
   EXPECT_NE(metrics.find("\nprocess_resident_memory_bytes "), std::string::npos);
   EXPECT_NE(metrics.find("\nprocess_cpu_seconds_total "), std::string::npos);
   if (testing_util::FindOnPath("gnuplot").has_value()) {
-    const std::string svg = ReadFile(out / "rss.svg");
+    const std::string svg = ReadTextFile(out / "rss.svg");
     EXPECT_NE(svg.find("<svg"), std::string::npos);
   }
 }
