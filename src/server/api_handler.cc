@@ -274,7 +274,7 @@ asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
     co_await SendError(conn, Error(405, "Use GET.", "invalid_request_error", "method_not_allowed"),
                        allow);
   } else if (path == "/v1/models" && get) {
-    const auto& exec = engine_.options().profile;
+    const auto& exec = engine_.config().profile;
     co_await Send(conn, 200,
                   api::ModelsJson(config_.model, std::time(nullptr), "emulated:" + exec.name, true,
                                   max_model_len_));
@@ -285,7 +285,7 @@ asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
       co_await SendError(conn, ModelNotFound(id, config_.model));
       co_return;
     }
-    const auto& exec = engine_.options().profile;
+    const auto& exec = engine_.config().profile;
     co_await Send(conn, 200,
                   api::ModelJson(config_.model, std::time(nullptr), "emulated:" + exec.name, true,
                                  max_model_len_));

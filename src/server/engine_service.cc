@@ -54,18 +54,15 @@ std::string_view ToString(AbortCause cause) {
   return "unknown";
 }
 
-EngineService::EngineService(asio::io_context& ioc, EngineOptions options, ServerMetrics& metrics,
-                             const net::SteadyClock& clock)
-    : options_(std::move(options)),
-      metrics_(metrics),
+EngineService::EngineService(asio::io_context& ioc, EngineConfig config, ServerMetrics& metrics,
+                             const net::SteadyClock& clock, std::size_t channel_capacity)
+    : metrics_(metrics),
       clock_(clock),
       strand_(asio::make_strand(ioc)),
       idle_timer_(strand_),
       step_timer_(strand_),
-      blocks_(options_.num_gpu_blocks, options_.profile.block_size),
-      scheduler_(options_.scheduler, &blocks_),
-      executor_(options_.profile),
-      admission_(options_.admission, clock.Now()) {}
+      engine_(std::move(config), clock.Now()),
+      channel_capacity_(channel_capacity) {}
 
 void EngineService::Start() {
   heartbeat_s_ = clock_.Now();
@@ -81,7 +78,7 @@ void EngineService::Stop() {
 
 void EngineService::StartDraining() {
   asio::post(strand_, [this] {
-    admission_.SetDraining(true);
+    engine_.SetDraining(true);
     metrics_.draining->Set(1);
   });
 }
@@ -102,9 +99,10 @@ SubmitResult EngineService::DoSubmit(const SubmitRequest& request,
                                      const asio::any_io_executor& session) {
   const Seconds now = clock_.Now();
   SubmitResult out;
-  out.decision =
-      admission_.Decide(AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens},
-                        scheduler_.StatsAhead(request.priority, now), now);
+  out.decision = engine_.Offer(
+      next_id_,
+      EngineRequest{request.tenant, request.prompt_tokens, request.max_tokens, request.priority},
+      now);
   metrics_.admission_decisions_total
       ->With({std::string(DecisionName(out.decision)), std::string(ToString(out.decision.reason)),
               request.tenant})
@@ -113,15 +111,7 @@ SubmitResult EngineService::DoSubmit(const SubmitRequest& request,
     return out;
   }
   out.id = next_id_++;
-  out.events = std::make_shared<EventChannel>(session, options_.channel_capacity);
-  RequestSpec spec;
-  spec.id = out.id;
-  spec.prompt_tokens = request.prompt_tokens;
-  spec.max_output_tokens = out.decision.max_output_tokens;
-  spec.priority = request.priority;
-  spec.arrival_s = now;
-  spec.deadline_s = out.decision.deadline_s;
-  scheduler_.Submit(spec);
+  out.events = std::make_shared<EventChannel>(session, channel_capacity_);
   entries_.emplace(out.id, Entry{out.events, now});
   in_flight_ = static_cast<std::int64_t>(entries_.size());
   Wake();
@@ -133,16 +123,16 @@ void EngineService::Abort(RequestId id, AbortCause cause) {
 }
 
 void EngineService::DoAbort(RequestId id, AbortCause cause) {
-  auto it = entries_.find(id);
-  if (it == entries_.end() || it->second.client_gone) {
+  if (!entries_.contains(id) || engine_.gone(id)) {
     return;  // finished already, or aborted before
   }
-  it->second.client_gone = true;
   metrics_.aborts_total->With({std::string(ToString(cause))}).Inc();
-  if (cause != AbortCause::kClientDisconnect || options_.propagate_cancellation) {
-    scheduler_.Abort(id);
-    Wake();
+  if (cause == AbortCause::kClientDisconnect) {
+    engine_.ClientGone(id);  // aborted only while cancellation propagation is on
+  } else {
+    engine_.Abort(id);
   }
+  Wake();
 }
 
 void EngineService::AbortAll(AbortCause cause) {
@@ -150,7 +140,7 @@ void EngineService::AbortAll(AbortCause cause) {
     StreamEvent ev;
     ev.kind = StreamEvent::Kind::kShutdown;
     for (auto& [id, e] : entries_) {
-      if (!e.client_gone) {
+      if (!engine_.gone(id)) {
         e.events->try_send(boost::system::error_code{}, ev);
         DoAbort(id, cause);
       }
@@ -160,10 +150,8 @@ void EngineService::AbortAll(AbortCause cause) {
 
 void EngineService::FinishStop(RequestId id) {
   asio::post(strand_, [this, id] {
-    auto it = entries_.find(id);
-    if (it != entries_.end() && !it->second.client_gone) {
-      it->second.client_gone = true;  // the session has its answer; send nothing more
-      scheduler_.Finish(id, FinishReason::kStop);
+    if (entries_.contains(id) && !engine_.gone(id)) {
+      engine_.FinishStop(id);  // the session has its answer; nothing more is sent
       Wake();
     }
   });
@@ -175,23 +163,11 @@ void EngineService::Wake() {
   }
 }
 
-Seconds EngineService::WastedShare(const StepPlan& plan, Seconds duration) const {
-  std::int64_t wasted = 0;
-  for (const ScheduledSeq& s : plan.seqs) {
-    const auto it = entries_.find(s.id);
-    if (it != entries_.end() && it->second.client_gone) {
-      wasted += s.num_new_tokens;
-    }
-  }
-  return duration * static_cast<double>(wasted) / plan.num_tokens();
-}
-
 asio::awaitable<void> EngineService::Loop() {
   while (!stopping_) {
-    Seconds now = clock_.Now();
+    const Seconds now = clock_.Now();
     heartbeat_s_ = now;
-    events_.clear();
-    const StepPlan& plan = scheduler_.Step(now, &events_);
+    const StepPlan& plan = engine_.BeginStep(now);
     HandleFinished(now);
     Publish();
     if (plan.empty()) {
@@ -201,33 +177,24 @@ asio::awaitable<void> EngineService::Loop() {
       idle_ = false;
       continue;
     }
-    const EngineStats before = scheduler_.stats();
-    const StepResult result = executor_.Run(plan);
-    const Seconds wasted = WastedShare(plan, result.duration_s);
-    const std::int32_t prefill = plan.num_prefill_tokens;
-    const std::int32_t decode = plan.num_decode_tokens;
-    step_timer_.expires_at(clock_.At(now + result.duration_s));
+    const StepAccount step = engine_.step();
+    step_timer_.expires_at(clock_.At(now + step.duration_s));
     co_await step_timer_.async_wait(kUse);
     const Seconds end = clock_.Now();
-    events_.clear();
-    scheduler_.OnStepDone(result, end, &events_);
-    const std::int32_t completions = static_cast<std::int32_t>(events_.finished.size());
+    engine_.EndStep(end);
     DeliverTokens(end);
     HandleFinished(end);
-    admission_.OnStep(
-        StepSample{end, end - now, prefill, decode, completions,
-                   before.num_waiting > 0 || before.num_running >= before.max_num_seqs});
     metrics_.engine_busy_seconds_total->Inc(end - now);
-    metrics_.wasted_engine_seconds_total->Inc(wasted);
-    metrics_.prompt_tokens_total->Inc(prefill);
-    metrics_.generation_tokens_total->Inc(static_cast<double>(result.token_ids.size()));
+    metrics_.wasted_engine_seconds_total->Inc(step.wasted_s);
+    metrics_.prompt_tokens_total->Inc(step.prefill_tokens);
+    metrics_.generation_tokens_total->Inc(step.sampled_tokens);
   }
 }
 
 void EngineService::DeliverTokens(Seconds now) {
-  for (const TokenEvent& t : events_.tokens) {
+  for (const TokenEvent& t : engine_.events().tokens) {
     auto it = entries_.find(t.id);
-    if (it == entries_.end() || it->second.client_gone) {
+    if (it == entries_.end() || engine_.gone(t.id)) {
       continue;  // nobody to deliver to: this token is waste, accounted per step
     }
     Entry& e = it->second;
@@ -251,7 +218,7 @@ void EngineService::DeliverTokens(Seconds now) {
 }
 
 void EngineService::HandleFinished(Seconds now) {
-  for (const Request& r : events_.finished) {
+  for (const Request& r : engine_.events().finished) {
     auto it = entries_.find(r.spec.id);
     if (it == entries_.end()) {
       continue;
@@ -276,14 +243,13 @@ void EngineService::HandleFinished(Seconds now) {
                                                         (r.num_output_tokens - 1));
       }
     }
-    if (!e.client_gone) {
+    if (!engine_.gone(r.spec.id)) {
       StreamEvent ev;
       ev.kind = StreamEvent::Kind::kFinished;
       ev.reason = r.finish_reason;
       ev.completion_tokens = r.num_output_tokens;
       if (r.finish_reason == FinishReason::kDeadline) {
-        const Seconds w = admission_.QueueDelayEstimate(scheduler_.stats());
-        ev.retry_after_s = std::isfinite(w) ? std::max(1.0, std::ceil(w)) : 1.0;
+        ev.retry_after_s = engine_.DropRetryAfter();
       }
       e.events->try_send(boost::system::error_code{}, ev);
     }
@@ -293,7 +259,7 @@ void EngineService::HandleFinished(Seconds now) {
 }
 
 void EngineService::Publish() {
-  const EngineStats s = scheduler_.stats();
+  const EngineStats s = engine_.stats();
   metrics_.num_requests_waiting->Set(s.num_waiting);
   metrics_.num_requests_running->Set(s.num_running);
   metrics_.kv_cache_usage_perc->Set(s.kv_usage);
@@ -302,10 +268,11 @@ void EngineService::Publish() {
   const double recomputed = static_cast<double>(s.num_recomputed_tokens_total);
   metrics_.recomputed_prefill_tokens_total->Inc(recomputed -
                                                 metrics_.recomputed_prefill_tokens_total->value());
-  const Seconds w = admission_.QueueDelayEstimate(s);
+  const Seconds w = engine_.QueueDelayEstimate();
   metrics_.estimated_queue_delay_seconds->Set(std::isfinite(w) ? w : -1.0);
-  metrics_.service_rate_requests_per_second->Set(admission_.estimator().service_rate_rps());
-  metrics_.prefill_throughput_tokens_per_second->Set(admission_.estimator().prefill_tokens_per_s());
+  const ServiceEstimator& est = engine_.admission().estimator();
+  metrics_.service_rate_requests_per_second->Set(est.service_rate_rps());
+  metrics_.prefill_throughput_tokens_per_second->Set(est.prefill_tokens_per_s());
 }
 
 }  // namespace spillway::server

@@ -1,9 +1,8 @@
 #pragma once
-// The live driver of the engine core: the scheduler, KV manager, executor and admission
-// controller live on one strand, so the core needs no locks and is the same code the
-// simulator calls. A coroutine on that strand runs the iteration loop:
-//   Step(now) -> Executor::Run(plan) -> wait the step's duration (the emulated executor's
-//   modelled time) -> OnStepDone(now) -> deliver tokens to each request's channel.
+// The live driver of the engine: one `Engine` (engine/engine.h, the code the simulator runs)
+// lives on one strand, so it needs no locks. A coroutine on that strand runs the iteration
+// loop: Engine::BeginStep(now) -> wait the step's duration (the emulated executor's modelled
+// time) -> Engine::EndStep(now) -> deliver tokens to each request's channel.
 // Idle, it sleeps until a request arrives (waking at least once a second to show liveness).
 //
 // Sessions talk to it through thread-safe calls that post to the strand. Each admitted request
@@ -21,10 +20,8 @@
 #include <unordered_map>
 
 #include "admission/admission.h"
-#include "executor/emulated_executor.h"
-#include "kv/block_manager.h"
+#include "engine/engine.h"
 #include "net/clock.h"
-#include "sched/scheduler.h"
 #include "server/server_metrics.h"
 
 namespace spillway::server {
@@ -62,19 +59,14 @@ struct SubmitResult {
   std::shared_ptr<EventChannel> events;  ///< valid when admitted
 };
 
-struct EngineOptions {
-  Profile profile;
-  SchedulerConfig scheduler;
-  std::int32_t num_gpu_blocks = 0;
-  AdmissionConfig admission;
-  bool propagate_cancellation = true;
-  std::size_t channel_capacity = 4096;  ///< events buffered per request before slow_client
-};
+/// Events buffered per request before the request is aborted as a slow client.
+inline constexpr std::size_t kDefaultChannelCapacity = 4096;
 
 class EngineService {
  public:
-  EngineService(asio::io_context& ioc, EngineOptions options, ServerMetrics& metrics,
-                const net::SteadyClock& clock);
+  EngineService(asio::io_context& ioc, EngineConfig config, ServerMetrics& metrics,
+                const net::SteadyClock& clock,
+                std::size_t channel_capacity = kDefaultChannelCapacity);
 
   /// Starts the iteration loop on the engine strand.
   void Start();
@@ -109,7 +101,7 @@ class EngineService {
   std::int64_t in_flight() const { return in_flight_.load(); }
   /// Seconds (SteadyClock) of the loop's last sign of life (any thread).
   Seconds last_heartbeat_s() const { return heartbeat_s_.load(); }
-  const EngineOptions& options() const { return options_; }
+  const EngineConfig& config() const { return engine_.config(); }
 
  private:
   asio::awaitable<void> Loop();
@@ -117,7 +109,6 @@ class EngineService {
   void DoAbort(RequestId id, AbortCause cause);
   void DeliverTokens(Seconds now);
   void HandleFinished(Seconds now);
-  Seconds WastedShare(const StepPlan& plan, Seconds duration) const;
   void Publish();
   void Wake();
 
@@ -126,21 +117,16 @@ class EngineService {
     Seconds arrival_s = 0;
     Seconds last_token_s = kNever;
     std::int32_t tokens = 0;
-    bool client_gone = false;
   };
 
-  EngineOptions options_;
   ServerMetrics& metrics_;
   const net::SteadyClock& clock_;
   asio::strand<asio::io_context::executor_type> strand_;
   asio::steady_timer idle_timer_;
   asio::steady_timer step_timer_;
-  BlockManager blocks_;
-  Scheduler scheduler_;
-  EmulatedExecutor executor_;
-  AdmissionController admission_;
+  Engine engine_;
+  std::size_t channel_capacity_;
   std::unordered_map<RequestId, Entry> entries_;
-  StepEvents events_;
   RequestId next_id_ = 1;
   bool stopping_ = false;
   bool idle_ = false;

@@ -25,8 +25,8 @@
 namespace spillway::server {
 namespace {
 
-EngineOptions ResolveEngine(const ServerConfig& c) {
-  EngineOptions o;
+EngineConfig ResolveEngine(const ServerConfig& c) {
+  EngineConfig o;
   o.profile = LoadProfileByName(c.profile, c.profile_dir);
   const CostModel cost(o.profile);
   SchedulerConfig& s = o.scheduler;
@@ -44,6 +44,7 @@ EngineOptions ResolveEngine(const ServerConfig& c) {
   s.max_num_seqs = c.max_num_seqs.value_or(s.max_num_seqs);
   s.max_num_batched_tokens = c.max_num_batched_tokens.value_or(s.max_num_batched_tokens);
   const std::int32_t max_model_len = c.max_model_len.value_or(o.profile.max_model_len);
+  o.max_model_len = max_model_len;
   if (!s.enable_chunked_prefill && s.max_num_batched_tokens < max_model_len) {
     // Without chunking a whole prompt must fit one step (vLLM's rule; as `spillway sim`).
     if (c.max_num_batched_tokens) {
@@ -79,8 +80,7 @@ EngineOptions ResolveEngine(const ServerConfig& c) {
 
 struct Server::Impl {
   ServerConfig config;
-  EngineOptions engine_options;
-  std::int32_t max_model_len = 0;
+  EngineConfig engine_config;
   asio::io_context ioc;
   net::SteadyClock clock;
   ServerMetrics metrics;
@@ -93,9 +93,7 @@ struct Server::Impl {
   int exit_code = 0;
 
   explicit Impl(ServerConfig c)
-      : config(std::move(c)), engine_options(ResolveEngine(config)), metrics(config.model) {
-    max_model_len = config.max_model_len.value_or(engine_options.profile.max_model_len);
-  }
+      : config(std::move(c)), engine_config(ResolveEngine(config)), metrics(config.model) {}
 
   void BeginDrain() {
     if (draining.exchange(true)) {
@@ -142,9 +140,9 @@ void Server::Shutdown() {
 
 int Server::Run() {
   Impl& m = *impl_;
-  m.engine = std::make_unique<EngineService>(m.ioc, m.engine_options, m.metrics, m.clock);
-  m.handler = std::make_unique<ApiHandler>(m.config, m.max_model_len, *m.engine, m.metrics,
-                                           m.tokenizer, m.clock, m.draining);
+  m.engine = std::make_unique<EngineService>(m.ioc, m.engine_config, m.metrics, m.clock);
+  m.handler = std::make_unique<ApiHandler>(m.config, m.engine_config.max_model_len, *m.engine,
+                                           m.metrics, m.tokenizer, m.clock, m.draining);
   net::HttpServerOptions http;
   http.host = m.config.host;
   http.port = m.config.port;
@@ -174,13 +172,13 @@ int Server::Run() {
       m.BeginDrain();
     }
   });
-  const auto& p = m.engine_options.profile;
+  const auto& p = m.engine_config.profile;
   std::cerr << fmt::format(
       "spillway serve: listening on http://{}:{} (model '{}', EMULATED executor: profile {}, "
       "policy {}, max_num_seqs {}, max_num_batched_tokens {}, {} KV blocks)\n",
       m.config.host, m.http->port(), m.config.model, p.name, ToString(m.config.policy),
-      m.engine_options.scheduler.max_num_seqs, m.engine_options.scheduler.max_num_batched_tokens,
-      m.engine_options.num_gpu_blocks);
+      m.engine_config.scheduler.max_num_seqs, m.engine_config.scheduler.max_num_batched_tokens,
+      m.engine_config.num_gpu_blocks);
   if (m.on_listening) {
     m.on_listening(m.http->port());
   }

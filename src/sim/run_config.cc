@@ -91,6 +91,7 @@ RunConfig ResolveRunConfig(const Scenario& sc, AdmissionPolicy policy,
     throw config::ConfigError(sc.file + ": engine.profile: " + e.what());
   }
   rc.num_gpu_blocks = sc.engine.num_gpu_blocks.value_or(rc.profile.num_gpu_blocks());
+  rc.max_model_len = rc.profile.max_model_len;
   rc.propagate_cancellation =
       First(o.propagate_cancellation, sc.engine.propagate_cancellation).value_or(true);
   const bool derive =

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "admission/admission.h"
+#include "engine/engine_config.h"
 #include "executor/profile.h"
 #include "sched/scheduler.h"
 #include "sched/slo_budget.h"
@@ -25,16 +26,8 @@ struct RunOverrides {
   std::optional<std::int64_t> max_num_queued_tokens;
 };
 
-struct RunConfig {
-  Profile profile;
-  SchedulerConfig scheduler;
-  std::int32_t num_gpu_blocks = 0;
-  AdmissionConfig admission;
-  bool propagate_cancellation = true;
-  /// Set when the budgets were derived from the TPOT SLO (else max_num_seqs etc. are explicit
-  /// or defaults).
-  std::optional<SloBudgets> slo_budgets;
-};
+/// A simulated run's engine configuration (every replica gets the same).
+using RunConfig = EngineConfig;
 
 /// Resolves the run. `mean_context_tokens` sizes SLO budgets when the scenario does not (the
 /// mean of prompt + output / 2 over the run's arrivals). Throws config::ConfigError on an

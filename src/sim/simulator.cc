@@ -10,12 +10,10 @@
 #include "admission/admission.h"
 #include "config/yaml_reader.h"
 #include "core/rng.h"
-#include "executor/emulated_executor.h"
-#include "kv/block_manager.h"
+#include "engine/engine.h"
 #include "report/objectives.h"
 #include "report/run_recorder.h"
 #include "report/scenario_recording.h"
-#include "sched/scheduler.h"
 #include "workload/arrivals.h"
 #include "workload/retry.h"
 
@@ -30,16 +28,6 @@ struct Event {
   EventType type;
   std::uint32_t target;  // replica, attempt or logical request, by type
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
-};
-
-struct Replica {
-  std::unique_ptr<BlockManager> blocks;
-  std::unique_ptr<Scheduler> scheduler;
-  std::unique_ptr<EmulatedExecutor> executor;
-  std::unique_ptr<AdmissionController> admission;
-  bool busy = false;
-  StepResult result;
-  StepSample sample;
 };
 
 // One HTTP attempt from the client's side; its index is the engine RequestId.
@@ -85,11 +73,11 @@ class Sim {
   void MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s);
   void StartStep(std::uint32_t r, Seconds now);
   void OnStepDone(std::uint32_t r, Seconds now);
-  void HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions);
+  void HandleFinished(std::uint32_t r, Seconds now);
   void Abandon(std::uint32_t attempt, Seconds now);
   void Tick(std::int64_t second);
   std::uint32_t PickReplica() const;
-  void Check(const Replica& rep);
+  void Check(const Engine& engine);
 
   const Scenario& sc_;
   const RunConfig& rc_;
@@ -98,12 +86,11 @@ class Sim {
   std::vector<Arrival> arrivals_;
   std::vector<Logical> logical_;
   std::vector<Attempt> attempts_;
-  std::vector<Replica> replicas_;
+  std::vector<std::unique_ptr<Engine>> replicas_;
   AdmissionController door_;  // the tenants' token buckets, shared by all replicas
   RunRecorder recorder_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
   std::uint64_t next_seq_ = 0;
-  StepEvents events_;
   RetryPlanner retry_;
   Seconds last_event_s_ = 0;
   std::int64_t checks_skipped_ = 0;
@@ -125,15 +112,10 @@ Sim::Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt)
       door_(DoorConfig(rc.admission), 0),
       recorder_(SloOf(sc), PhasesOf(sc)),
       retry_(sc.client) {
-  AdmissionConfig per_replica = rc.admission;
-  per_replica.tenants.clear();
+  EngineConfig per_replica = rc;
+  per_replica.admission.tenants.clear();  // the door in front of the replicas keeps them
   for (std::int32_t i = 0; i < opt.replicas; ++i) {
-    Replica rep;
-    rep.blocks = std::make_unique<BlockManager>(rc.num_gpu_blocks, rc.profile.block_size);
-    rep.scheduler = std::make_unique<Scheduler>(rc.scheduler, rep.blocks.get());
-    rep.executor = std::make_unique<EmulatedExecutor>(rc.profile);
-    rep.admission = std::make_unique<AdmissionController>(per_replica, 0);
-    replicas_.push_back(std::move(rep));
+    replicas_.push_back(std::make_unique<Engine>(per_replica, 0));
   }
   if (arrivals_.empty()) {
     throw config::ConfigError(sc.file + ": arrival: the scenario produces no arrivals");
@@ -146,7 +128,7 @@ std::uint32_t Sim::PickReplica() const {
   std::uint32_t best = 0;
   std::int64_t best_load = INT64_MAX;
   for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
-    const Scheduler& s = *replicas_[i].scheduler;
+    const Scheduler& s = replicas_[i]->scheduler();
     const std::int64_t load = s.num_waiting() + s.num_running();
     if (load < best_load) {
       best = i;
@@ -166,30 +148,22 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     OnRejected(logical, 0, now, 400, "context_length_exceeded", 0);
     return;
   }
-  const AdmissionRequest req{a.tenant, a.prompt_tokens, a.output_tokens};
-  AdmissionDecision d = door_.DecideRateLimit(req, now);
+  AdmissionDecision d =
+      door_.DecideRateLimit(AdmissionRequest{a.tenant, a.prompt_tokens, a.output_tokens}, now);
   const std::uint32_t r = PickReplica();
-  Replica& rep = replicas_[r];
+  Engine& engine = *replicas_[r];
+  const auto id = static_cast<std::uint32_t>(attempts_.size());
   if (d.admitted()) {
-    d = rep.admission->DecidePolicy(req, rep.scheduler->StatsAhead(a.priority, now), now);
+    d = engine.Offer(id, EngineRequest{a.tenant, a.prompt_tokens, a.output_tokens, a.priority},
+                     now);
   }
   if (!d.admitted()) {
     OnRejected(logical, r, now, d.http_status, ToString(d.reason), d.retry_after_s);
     return;
   }
-  rep.admission->OnAdmitted(req, d);
-  const auto id = static_cast<std::uint32_t>(attempts_.size());
   attempts_.push_back(Attempt{logical, r, now});
   recorder_.OnAdmitted(now, now, d.verdict == Verdict::kDegrade, ClassName(a));
-  RequestSpec spec;
-  spec.id = id;
-  spec.prompt_tokens = a.prompt_tokens;
-  spec.max_output_tokens = d.max_output_tokens;
-  spec.priority = a.priority;
-  spec.arrival_s = now;
-  spec.deadline_s = d.deadline_s;
-  rep.scheduler->Submit(spec);
-  recorder_.ObserveWaiting(rep.scheduler->num_waiting());
+  recorder_.ObserveWaiting(engine.scheduler().num_waiting());
   if (sc_.client.ttft_timeout_s != kNever) {
     Push(now + sc_.client.ttft_timeout_s, EventType::kTtftTimeout, id);
   }
@@ -216,49 +190,29 @@ void Sim::MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s) 
 }
 
 void Sim::StartStep(std::uint32_t r, Seconds now) {
-  Replica& rep = replicas_[r];
-  if (rep.busy) {
+  Engine& engine = *replicas_[r];
+  if (engine.step_in_flight()) {
     return;
   }
-  events_.clear();
-  const StepPlan& plan = rep.scheduler->Step(now, &events_);
-  std::int32_t completions = 0;
-  HandleFinished(r, now, &completions);
-  Check(rep);
+  const StepPlan& plan = engine.BeginStep(now);
+  HandleFinished(r, now);
+  Check(engine);
   if (plan.empty()) {
     return;
   }
-  const EngineStats stats = rep.scheduler->stats();
-  rep.result = rep.executor->Run(plan);
-  rep.busy = true;
-  // Attribute the step's time to sequences by their share of its tokens; the share of those
-  // whose client has already gone is wasted.
-  const Seconds d = rep.result.duration_s;
-  std::int64_t wasted_tokens = 0;
+  // Each attempt's share of the step, by its share of the step's tokens.
+  const StepAccount& step = engine.step();
   for (const ScheduledSeq& s : plan.seqs) {
-    Attempt& a = attempts_[s.id];
-    a.engine_s += d * s.num_new_tokens / plan.num_tokens();
-    if (a.gone_s <= now) {
-      wasted_tokens += s.num_new_tokens;
-    }
+    attempts_[s.id].engine_s += step.duration_s * s.num_new_tokens / plan.num_tokens();
   }
-  recorder_.OnEngineStep(d, d * static_cast<double>(wasted_tokens) / plan.num_tokens(),
-                         plan.num_prefill_tokens);
-  rep.sample = StepSample{now + d,
-                          d,
-                          plan.num_prefill_tokens,
-                          plan.num_decode_tokens,
-                          0,
-                          stats.num_waiting > 0 || stats.num_running >= stats.max_num_seqs};
-  Push(now + d, EventType::kStepDone, r);
+  recorder_.OnEngineStep(step.duration_s, step.wasted_s, step.prefill_tokens);
+  Push(now + step.duration_s, EventType::kStepDone, r);
 }
 
 void Sim::OnStepDone(std::uint32_t r, Seconds now) {
-  Replica& rep = replicas_[r];
-  rep.busy = false;
-  events_.clear();
-  rep.scheduler->OnStepDone(rep.result, now, &events_);
-  for (const TokenEvent& t : events_.tokens) {
+  Engine& engine = *replicas_[r];
+  engine.EndStep(now);
+  for (const TokenEvent& t : engine.events().tokens) {
     Attempt& a = attempts_[t.id];
     if (a.done) {
       continue;  // the client is gone: this token is waste, already accounted
@@ -271,16 +225,13 @@ void Sim::OnStepDone(std::uint32_t r, Seconds now) {
     a.last_token_s = now;
     ++a.tokens;
   }
-  std::int32_t completions = 0;
-  HandleFinished(r, now, &completions);
-  rep.sample.completions = completions;
-  rep.admission->OnStep(rep.sample);
-  Check(rep);
+  HandleFinished(r, now);
+  Check(engine);
   StartStep(r, now);
 }
 
-void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions) {
-  for (const Request& req : events_.finished) {
+void Sim::HandleFinished(std::uint32_t r, Seconds now) {
+  for (const Request& req : replicas_[r]->events().finished) {
     Attempt& a = attempts_[req.spec.id];
     // Its stay in the waiting queue: until its first prefill, or its drop or abort.
     recorder_.OnQueueSpan(req.spec.arrival_s,
@@ -293,7 +244,6 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions
     switch (req.finish_reason) {
       case FinishReason::kLength:
       case FinishReason::kStop:
-        ++*completions;
         if (!a.done) {
           a.done = true;
           a.completed = true;
@@ -305,9 +255,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now, std::int32_t* completions
       case FinishReason::kDeadline: {
         if (!a.done) {
           a.done = true;
-          const Seconds w =
-              replicas_[r].admission->QueueDelayEstimate(replicas_[r].scheduler->stats());
-          const Seconds retry_after_s = std::isfinite(w) ? std::max(1.0, std::ceil(w)) : 1.0;
+          const Seconds retry_after_s = replicas_[r]->DropRetryAfter();
           recorder_.OnDroppedAtQueueHead(now, a.sent_s, ClassOf(a));
           recorder_.OnRetryAfter(now, 429, "queue_deadline_exceeded", retry_after_s,
                                  static_cast<std::int32_t>(r));
@@ -336,8 +284,8 @@ void Sim::Abandon(std::uint32_t id, Seconds now) {
   a.gone_s = now;
   recorder_.OnRequestDone(
       {RequestOutcome::Kind::kAbandoned, a.sent_s, a.first_token_s, now, a.tokens}, ClassOf(a));
+  replicas_[a.replica]->ClientGone(id);
   if (rc_.propagate_cancellation) {
-    replicas_[a.replica].scheduler->Abort(id);
     StartStep(a.replica, now);
   }
   if (sc_.client.retry_on_timeout) {
@@ -349,23 +297,23 @@ void Sim::Tick(std::int64_t second) {
   std::int32_t waiting = 0;
   std::int32_t running = 0;
   double kv = 0;
-  for (const Replica& rep : replicas_) {
-    waiting += rep.scheduler->num_waiting();
-    running += rep.scheduler->num_running();
-    kv += rep.blocks->usage();
+  for (const auto& engine : replicas_) {
+    waiting += engine->scheduler().num_waiting();
+    running += engine->scheduler().num_running();
+    kv += engine->blocks().usage();
   }
   recorder_.OnGauges(second, waiting, running, kv / static_cast<double>(replicas_.size()));
 }
 
-void Sim::Check(const Replica& rep) {
+void Sim::Check(const Engine& engine) {
   switch (opt_.invariant_checks) {
     case InvariantChecks::kOff:
       return;
     case InvariantChecks::kAmortized: {
       // A full check costs O(live requests + blocks): run it often enough that its cost per
       // step stays about constant (every step while the engine is small).
-      const std::int64_t size =
-          rep.scheduler->num_waiting() + rep.scheduler->num_running() + rep.blocks->num_total();
+      const Scheduler& s = engine.scheduler();
+      const std::int64_t size = s.num_waiting() + s.num_running() + engine.blocks().num_total();
       if (++checks_skipped_ < std::max<std::int64_t>(1, size / 256)) {
         return;
       }
@@ -376,7 +324,7 @@ void Sim::Check(const Replica& rep) {
       break;
   }
   std::string error;
-  if (!rep.scheduler->CheckInvariants(&error)) {
+  if (!engine.CheckInvariants(&error)) {
     throw SimInvariantError("engine invariant broken (seed " + std::to_string(opt_.seed) +
                             ", scenario " + sc_.name + "): " + error);
   }
@@ -427,11 +375,11 @@ RunSummary Sim::Run() {
   }
   std::int64_t preemptions = 0;
   std::int64_t recomputed = 0;
-  for (const Replica& rep : replicas_) {
-    const EngineStats s = rep.scheduler->stats();
+  for (const auto& engine : replicas_) {
+    const EngineStats s = engine->stats();
     preemptions += s.num_preemptions_total;
     recomputed += s.num_recomputed_tokens_total;
-    if (!rep.scheduler->idle()) {
+    if (!engine->idle()) {
       throw SimInvariantError("engine not idle at the end of the run (seed " +
                               std::to_string(opt_.seed) + ")");
     }
@@ -455,7 +403,7 @@ RunSummary Sim::Run() {
   s.seed = opt_.seed;
   s.replicas = opt_.replicas;
   s.cancellation_propagation = rc_.propagate_cancellation;
-  const ServiceEstimator& est = replicas_.front().admission->estimator();
+  const ServiceEstimator& est = replicas_.front()->admission().estimator();
   s.est_service_rate_rps = est.service_rate_rps();
   s.est_prefill_tokens_per_s = est.prefill_tokens_per_s();
   s.est_step_time_s = est.step_time_s();

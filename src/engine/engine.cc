@@ -1,0 +1,119 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "executor/emulated_executor.h"
+
+namespace spillway {
+
+Engine::Engine(EngineConfig config, Seconds now, std::unique_ptr<Executor> executor)
+    : config_(std::move(config)),
+      blocks_(config_.num_gpu_blocks, config_.profile.block_size),
+      scheduler_(config_.scheduler, &blocks_),
+      executor_(executor ? std::move(executor)
+                         : std::make_unique<EmulatedExecutor>(config_.profile)),
+      admission_(config_.admission, now) {}
+
+AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seconds now) {
+  const AdmissionDecision d =
+      admission_.Decide(AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens},
+                        scheduler_.StatsAhead(request.priority, now), now);
+  if (!d.admitted()) {
+    return d;
+  }
+  RequestSpec spec;
+  spec.id = id;
+  spec.prompt_tokens = request.prompt_tokens;
+  spec.max_output_tokens = d.max_output_tokens;
+  spec.priority = request.priority;
+  spec.arrival_s = now;
+  spec.deadline_s = d.deadline_s;
+  scheduler_.Submit(spec);
+  return d;
+}
+
+const StepPlan& Engine::BeginStep(Seconds now) {
+  ForgetFinished();
+  events_.clear();
+  const StepPlan& plan = scheduler_.Step(now, &events_);
+  if (plan.empty()) {
+    return plan;
+  }
+  const EngineStats stats = scheduler_.stats();
+  saturated_ = stats.num_waiting > 0 || stats.num_running >= stats.max_num_seqs;
+  result_ = executor_->Run(plan);
+  begin_s_ = now;
+  in_flight_ = true;
+  // The step's time is attributed to sequences by their share of its tokens; the share of
+  // those whose client has gone is wasted.
+  std::int64_t wasted_tokens = 0;
+  if (!gone_.empty()) {
+    for (const ScheduledSeq& s : plan.seqs) {
+      wasted_tokens += gone_.contains(s.id) ? s.num_new_tokens : 0;
+    }
+  }
+  const Seconds d = result_.duration_s;
+  account_ = StepAccount{d, d * static_cast<double>(wasted_tokens) / plan.num_tokens(),
+                         plan.num_prefill_tokens, plan.num_decode_tokens,
+                         static_cast<std::int32_t>(result_.token_ids.size())};
+  return plan;
+}
+
+void Engine::EndStep(Seconds now) {
+  in_flight_ = false;
+  ForgetFinished();
+  events_.clear();
+  scheduler_.OnStepDone(result_, now, &events_);
+  std::int32_t completions = 0;
+  for (const Request& r : events_.finished) {
+    completions +=
+        r.finish_reason == FinishReason::kLength || r.finish_reason == FinishReason::kStop;
+  }
+  const Seconds planned_end_s = begin_s_ + account_.duration_s;
+  const Seconds elapsed_s = now == planned_end_s ? account_.duration_s : now - begin_s_;
+  admission_.OnStep(StepSample{now, elapsed_s, account_.prefill_tokens, account_.decode_tokens,
+                               completions, saturated_});
+}
+
+void Engine::ForgetFinished() {
+  if (gone_.empty()) {
+    return;
+  }
+  for (const Request& r : events_.finished) {
+    gone_.erase(r.spec.id);
+  }
+}
+
+void Engine::ClientGone(RequestId id) {
+  if (scheduler_.Find(id) == nullptr) {
+    return;
+  }
+  gone_.insert(id);
+  if (config_.propagate_cancellation) {
+    scheduler_.Abort(id);
+  }
+}
+
+void Engine::Abort(RequestId id) {
+  if (scheduler_.Find(id) == nullptr) {
+    return;
+  }
+  gone_.insert(id);
+  scheduler_.Abort(id);
+}
+
+void Engine::FinishStop(RequestId id) {
+  if (scheduler_.Find(id) == nullptr) {
+    return;
+  }
+  gone_.insert(id);
+  scheduler_.Finish(id, FinishReason::kStop);
+}
+
+Seconds Engine::DropRetryAfter() const {
+  const Seconds w = QueueDelayEstimate();
+  return std::isfinite(w) ? std::max(1.0, std::ceil(w)) : 1.0;
+}
+
+}  // namespace spillway
