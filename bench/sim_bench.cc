@@ -20,7 +20,7 @@ void BM_SimulateReferenceMix(benchmark::State& state) {
   sc.arrival.rate_rps = 10.0;  // the reference engine's sustainable rate
   sc.arrival.duration_s = requests / sc.arrival.rate_rps;
   const RunConfig rc = ResolveRunConfig(sc, AdmissionPolicy::kPredictive,
-                                        std::string(SPILLWAY_SOURCE_DIR) + "/profiles", {}, 120.0);
+                                        std::string(SPILLWAY_SOURCE_DIR) + "/profiles");
   SimOptions opt;
   opt.invariant_checks = InvariantChecks::kOff;
   std::int64_t simulated = 0;

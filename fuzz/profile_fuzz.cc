@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 #include "core/check.h"
 #include "executor/cost_model.h"
 #include "executor/profile.h"

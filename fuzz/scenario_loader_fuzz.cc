@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 #include "core/check.h"
 #include "workload/arrivals.h"
 #include "workload/scenario.h"

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 #include "core/check.h"
 #include "net/clock.h"
 #include "server/server_config.h"
@@ -21,19 +21,26 @@ namespace {
 
 using spillway::server::ServerConfig;
 
+/// The engine settings with the defaults for what the file leaves unset.
+spillway::config::EngineSettings Effective(const ServerConfig& c) {
+  return spillway::config::Overlay(spillway::config::EngineDefaults(), c.engine);
+}
+
 void CheckTimeoutsConvert(const ServerConfig& c) {
   const spillway::net::SteadyClock clock;
   const spillway::Seconds now = clock.Now();
-  for (const double timeout_s : {c.header_timeout_s, c.idle_timeout_s, c.request_timeout_s,
-                                 c.client_timeout_s, c.drain_timeout_s}) {
+  for (const double timeout_s :
+       {c.header_timeout_s, c.idle_timeout_s, *Effective(c).request_timeout_s, c.client_timeout_s,
+        c.drain_timeout_s}) {
     SPILLWAY_CHECK(clock.At(now + timeout_s) > clock.At(now));
   }
 }
 
 void CheckConstraints(const ServerConfig& c) {
-  SPILLWAY_CHECK(c.kv_headroom > 0 && c.kv_headroom <= 1);
-  SPILLWAY_CHECK(c.client_timeout_s > c.request_timeout_s);
-  SPILLWAY_CHECK(c.request_timeout_s > c.ttft_slo_s);
+  const spillway::config::EngineSettings e = Effective(c);
+  SPILLWAY_CHECK(*e.kv_headroom > 0 && *e.kv_headroom <= 1);
+  SPILLWAY_CHECK(c.client_timeout_s > *e.request_timeout_s);
+  SPILLWAY_CHECK(*e.request_timeout_s > *e.ttft_slo_s);
   SPILLWAY_CHECK(c.max_body_bytes >= 1024 && c.max_connections >= 1 && c.default_max_tokens >= 1);
   for (const auto& [key, k] : c.api_keys) {
     SPILLWAY_CHECK(!key.empty() && !k.tenant.empty());

@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include "cli_checks.h"
+
 #include "commands.h"
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 #include "loadgen/bench_runner.h"
 #include "loadgen/request_labels.h"
 #include "output_file.h"

@@ -2,8 +2,11 @@
 // Subcommands of the `spillway` binary. Each registers its options on the CLI11 app and
 // returns the callback's exit code through `*exit_code`.
 
-#include <CLI/CLI.hpp>
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace spillway::app {
 

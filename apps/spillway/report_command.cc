@@ -9,6 +9,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "report/gnuplot_charts.h"
 #include "report/html_page.h"

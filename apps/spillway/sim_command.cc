@@ -8,13 +8,16 @@
 #include <iostream>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
 #include "admission/admission.h"
 #include "cli_checks.h"
+
 #include "commands.h"
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 #include "output_file.h"
 #include "report/summary_json.h"
 #include "report/table.h"
+#include "setting_flags.h"
 #include "sim/capacity.h"
 #include "sim/run_config.h"
 #include "sim/simulator.h"
@@ -32,14 +35,9 @@ struct SimArgs {
   std::int32_t replicas = 1;
   std::string json_out;
   bool measure_capacity = false;
-  bool no_cancel_propagation = false;
-  bool no_slo_budgets = false;
   std::string check_invariants = "amortized";
-  std::string profile;
   std::string profile_dir;
-  std::int32_t max_num_seqs = 0;
-  std::int32_t max_num_batched_tokens = 0;
-  std::int32_t max_num_queued_reqs = 0;
+  RunOverrides settings;  // the engine settings flags, over the scenario's
   double rate_multiplier = 0;
   double time_scale = 0;
 };
@@ -56,35 +54,12 @@ std::vector<std::string> SplitCommas(const std::string& s) {
   return out;
 }
 
-RunOverrides OverridesOf(const SimArgs& a) {
-  RunOverrides o;
-  if (!a.profile.empty()) {
-    o.profile = a.profile;
-  }
-  if (a.max_num_seqs > 0) {
-    o.max_num_seqs = a.max_num_seqs;
-  }
-  if (a.max_num_batched_tokens > 0) {
-    o.max_num_batched_tokens = a.max_num_batched_tokens;
-  }
-  if (a.max_num_queued_reqs > 0) {
-    o.max_num_queued_reqs = a.max_num_queued_reqs;
-  }
-  if (a.no_cancel_propagation) {
-    o.propagate_cancellation = false;
-  }
-  if (a.no_slo_budgets) {
-    o.slo_budgets = false;
-  }
-  return o;
-}
-
 void PrintEngine(const RunConfig& rc) {
   const Profile& p = rc.profile;
   std::cout << fmt::format(
       "engine: EMULATED executor (roofline cost model, no GPU), profile {} ({} on {}), "
       "{} KV blocks of {} tokens, max_model_len {}\n",
-      p.name, p.model, p.gpu, rc.num_gpu_blocks, p.block_size, p.max_model_len);
+      p.name, p.model, p.gpu, rc.num_gpu_blocks, p.block_size, rc.max_model_len);
   const bool derived =
       rc.slo_budgets && rc.scheduler.max_num_seqs == rc.slo_budgets->max_num_seqs &&
       rc.scheduler.max_num_batched_tokens == rc.slo_budgets->max_num_batched_tokens;
@@ -156,7 +131,7 @@ int RunSim(const SimArgs& a) {
     }
     parsed.push_back(policy);
   }
-  const double context = MeanContextTokens(sc, seed);
+  config::ValidateEngineSettings(a.settings, "flags");
   SimOptions opt;
   opt.seed = seed;
   opt.replicas = a.replicas;
@@ -165,7 +140,7 @@ int RunSim(const SimArgs& a) {
                                                        : InvariantChecks::kAmortized;
   std::vector<RunSummary> runs;
   for (const AdmissionPolicy policy : parsed) {
-    const RunConfig rc = ResolveRunConfig(sc, policy, profile_dir, OverridesOf(a), context);
+    const RunConfig rc = ResolveRunConfig(sc, policy, profile_dir, a.settings);
     if (runs.empty()) {
       PrintEngine(rc);
       if (a.measure_capacity) {
@@ -217,24 +192,13 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       });
   sim->add_flag("--measure-capacity", args->measure_capacity,
                 "Find the sustainable rate mu (one replica) for the scenario's mix");
-  sim->add_option("--profile", args->profile, "Engine profile name or YAML path");
   sim->add_option("--profile-dir", args->profile_dir, "Directory of profile YAML files");
-  sim->add_flag("--no-cancel-propagation", args->no_cancel_propagation,
-                "Do not abort requests whose client left (shows the doomed work)");
-  sim->add_flag("--no-slo-budgets", args->no_slo_budgets,
-                "Do not derive max_num_seqs / token budget from the TPOT SLO");
+  // Every engine, admission and timeouts setting (the scenario's values are the defaults).
+  AddSettingFlags(sim, &args->settings, {"policy"});
   sim->add_option("--check-invariants", args->check_invariants,
                   "Engine invariant checks: every step, amortized (O(1) per step), or off")
       ->check(CLI::IsMember({"every", "amortized", "off"}))
       ->capture_default_str();
-  sim->add_option("--max-num-seqs", args->max_num_seqs, "Override max_num_seqs")
-      ->check(CLI::Range(1, 1 << 20));
-  sim->add_option("--max-num-batched-tokens", args->max_num_batched_tokens,
-                  "Override max_num_batched_tokens")
-      ->check(CLI::Range(1, 1 << 24));
-  sim->add_option("--max-num-queued-reqs", args->max_num_queued_reqs,
-                  "Override the waiting-queue bound (tail-drop, predictive)")
-      ->check(CLI::Range(1, 1 << 24));
   sim->add_option("--rate-multiplier", args->rate_multiplier,
                   "Trace replay: send each trace request this many times on average (3 = 3x load)")
       ->check(kFinitePositive & CLI::Range(0.0, 100.0));

@@ -10,7 +10,9 @@
 #include <stdexcept>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include "cli_checks.h"
+
 #include "commands.h"
 #include "loadgen/soak_check.h"
 #include "output_file.h"

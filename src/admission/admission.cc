@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "api/overload_contract.h"
+
 namespace spillway {
 
 bool ParseAdmissionPolicy(std::string_view name, AdmissionPolicy* out) {
@@ -64,6 +66,12 @@ std::string_view ToString(OverloadReason reason) {
       return "queue_deadline_exceeded";
     case OverloadReason::kDeadlineUnreachable:
       return "deadline_unreachable";
+    case OverloadReason::kMaxTokensExceedsDeadline:
+      return "max_tokens_exceeds_deadline";
+    case OverloadReason::kContextLengthExceeded:
+      return "context_length_exceeded";
+    case OverloadReason::kKvCapacityExceeded:
+      return "kv_capacity_exceeded";
   }
   return "unknown";
 }
@@ -154,12 +162,11 @@ Seconds AdmissionController::PrefillEstimate(std::int32_t prompt_tokens) const {
   return std::max(estimator_.step_time_s(), chunked);
 }
 
-AdmissionDecision AdmissionController::Reject(int status, OverloadReason reason,
-                                              Seconds retry_after_s,
-                                              const AdmissionDecision& base) const {
-  AdmissionDecision d = base;
+AdmissionDecision AdmissionController::Refusal(OverloadReason reason, Seconds retry_after_s,
+                                               AdmissionDecision base) {
+  AdmissionDecision d = std::move(base);
   d.verdict = Verdict::kReject;
-  d.http_status = status;
+  d.http_status = api::StatusOf(ToString(reason));  // the overload contract decides the status
   d.reason = reason;
   // Whole seconds, at least 1 (RFC 9110 §10.2.3 delay-seconds); capped at an hour.
   d.retry_after_s = std::clamp(std::ceil(retry_after_s), 1.0, 3600.0);
@@ -174,7 +181,7 @@ AdmissionDecision AdmissionController::DecideRateLimit(const AdmissionRequest& r
   if (!buckets_.empty()) {
     if (auto it = buckets_.find(request.tenant); it != buckets_.end()) {
       if (!it->second.TryTake(now)) {
-        return Reject(429, OverloadReason::kRateLimited, it->second.TimeUntilAvailable(now), d);
+        return Reject(OverloadReason::kRateLimited, it->second.TimeUntilAvailable(now), d);
       }
     }
   }
@@ -207,15 +214,15 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
   const Seconds retry_s = std::isfinite(d.queue_delay_est_s) ? d.queue_delay_est_s : 1.0;
 
   if (draining_) {
-    return Reject(503, OverloadReason::kDraining, retry_s, d);
+    return Reject(OverloadReason::kDraining, retry_s, d);
   }
   if (config_.policy != AdmissionPolicy::kUnbounded) {
     if (config_.max_num_queued_reqs > 0 && stats.num_waiting >= config_.max_num_queued_reqs) {
-      return Reject(503, OverloadReason::kQueueFull, retry_s, d);
+      return Reject(OverloadReason::kQueueFull, retry_s, d);
     }
     if (config_.max_num_queued_tokens > 0 &&
         stats.waiting_prompt_tokens + request.prompt_tokens > config_.max_num_queued_tokens) {
-      return Reject(503, OverloadReason::kQueuedTokensFull, retry_s, d);
+      return Reject(OverloadReason::kQueuedTokensFull, retry_s, d);
     }
   }
   if (predictive) {
@@ -226,13 +233,13 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     const bool late = d.queue_delay_est_s + d.prefill_est_s > ttft_budget_s;
     const bool kv_full = stats.kv_usage > config_.kv_headroom;
     if (late && kv_full) {
-      return Reject(429, OverloadReason::kQueueDelayAndKvSaturation, retry_s, d);
+      return Reject(OverloadReason::kQueueDelayAndKvSaturation, retry_s, d);
     }
     if (late) {
-      return Reject(429, OverloadReason::kQueueDelayExceeded, retry_s, d);
+      return Reject(OverloadReason::kQueueDelayExceeded, retry_s, d);
     }
     if (kv_full) {
-      return Reject(429, OverloadReason::kKvSaturation, retry_s, d);
+      return Reject(OverloadReason::kKvSaturation, retry_s, d);
     }
     // Can the whole request finish before the server's deadline answers 504? Planned against
     // kDeadlineMargin of the deadline: the step estimate is a model, not a promise.
@@ -251,12 +258,12 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
         const Seconds idle_step_s = table.empty() ? step_s : table.front();
         const Seconds idle_slack_s = budget_s - PrefillEstimate(request.prompt_tokens);
         if (request.max_output_tokens * idle_step_s > idle_slack_s) {
-          AdmissionDecision never = Reject(400, OverloadReason::kDeadlineUnreachable, 1.0, d);
+          AdmissionDecision never = Reject(OverloadReason::kMaxTokensExceedsDeadline, 1.0, d);
           never.max_output_tokens =
               static_cast<std::int32_t>(std::max(0.0, std::floor(idle_slack_s / idle_step_s)));
           return never;
         }
-        return Reject(429, OverloadReason::kDeadlineUnreachable, retry_s, d);
+        return Reject(OverloadReason::kDeadlineUnreachable, retry_s, d);
       }
     }
   }

@@ -49,7 +49,8 @@ enum class AdmissionPolicy : std::uint8_t { kUnbounded, kTailDrop, kPredictive }
 bool ParseAdmissionPolicy(std::string_view name, AdmissionPolicy* out);
 std::string_view ToString(AdmissionPolicy policy);
 
-/// Stable tokens for X-Overload-Reason and metric labels.
+/// Stable tokens for X-Overload-Reason and metric labels; each is a row of the overload contract
+/// (api/overload_contract.h), which gives its HTTP status.
 enum class OverloadReason : std::uint8_t {
   kNone,
   kRateLimited,
@@ -61,6 +62,10 @@ enum class OverloadReason : std::uint8_t {
   kDraining,
   kQueueDeadlineExceeded,  ///< admitted, then dropped at the queue head (decided by the engine)
   kDeadlineUnreachable,    ///< predictive: cannot finish before the server's request deadline
+  /// Never servable as asked (400; no retry helps):
+  kMaxTokensExceedsDeadline,  ///< not even an idle engine finishes max_tokens before the deadline
+  kContextLengthExceeded,     ///< prompt + max_tokens > max_model_len
+  kKvCapacityExceeded,        ///< prompt + max_tokens need more KV blocks than the pool has
 };
 std::string_view ToString(OverloadReason reason);
 
@@ -100,7 +105,8 @@ struct AdmissionConfig {
   ServiceEstimatorConfig estimator;
   /// The server's request deadline, seconds after arrival (kNever = none). Under predictive, a
   /// request whose estimated completion W_est + t_prefill_est + max_output x step time falls
-  /// after kDeadlineMargin of it is refused (429 deadline_unreachable; 400, with
+  /// after kDeadlineMargin of it is refused (429 deadline_unreachable; 400
+  /// max_tokens_exceeds_deadline, with
   /// max_output_tokens set to what would fit, when it would not fit an idle engine either) or,
   /// with degradation on, clamped to the max_tokens that fit: admitting it would only spend
   /// engine time on a certain 504.
@@ -125,7 +131,7 @@ enum class Verdict : std::uint8_t { kAdmit, kDegrade, kReject };
 
 struct AdmissionDecision {
   Verdict verdict = Verdict::kAdmit;
-  int http_status = 200;  ///< 200 when admitted, else 429 or 503 (400: deadline never reachable)
+  int http_status = 200;  ///< 200 when admitted, else the contract's status for `reason`
   OverloadReason reason = OverloadReason::kNone;
   Seconds retry_after_s = 0;           ///< whole seconds >= 1 on a rejection
   std::int32_t max_output_tokens = 0;  ///< possibly clamped (kDegrade)
@@ -188,9 +194,16 @@ class AdmissionController {
   const AdmissionConfig& config() const { return config_; }
   const ServiceEstimator& estimator() const { return estimator_; }
 
+  /// A refusal for `reason` with the overload contract's status for it and Retry-After in
+  /// whole seconds in [1, 3600]; the rest of `base` (estimates, max_output_tokens) is kept.
+  static AdmissionDecision Refusal(OverloadReason reason, Seconds retry_after_s,
+                                   AdmissionDecision base = {});
+
  private:
-  AdmissionDecision Reject(int status, OverloadReason reason, Seconds retry_after_s,
-                           const AdmissionDecision& base) const;
+  AdmissionDecision Reject(OverloadReason reason, Seconds retry_after_s,
+                           const AdmissionDecision& base) const {
+    return Refusal(reason, retry_after_s, base);
+  }
 
   AdmissionConfig config_;
   ServiceEstimator estimator_;

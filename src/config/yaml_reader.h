@@ -14,12 +14,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-namespace spillway::config {
+#include "config/config_error.h"
 
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace spillway::config {
 
 /// A YAML node plus where it came from. Cheap to copy.
 class Field {

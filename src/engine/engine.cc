@@ -15,7 +15,26 @@ Engine::Engine(EngineConfig config, Seconds now, std::unique_ptr<Executor> execu
                          : std::make_unique<EmulatedExecutor>(config_.profile)),
       admission_(config_.admission, now) {}
 
+AdmissionDecision Engine::CheckFits(const EngineRequest& request) const {
+  AdmissionDecision d;
+  d.max_output_tokens = request.max_tokens;
+  const std::int64_t tokens = std::int64_t{request.prompt_tokens} + request.max_tokens;
+  if (tokens > config_.max_model_len) {
+    return AdmissionController::Refusal(OverloadReason::kContextLengthExceeded, 1, d);
+  }
+  const std::int64_t pool_tokens = std::int64_t{blocks_.num_total()} * blocks_.block_size();
+  if (tokens > pool_tokens) {
+    d.max_output_tokens =
+        static_cast<std::int32_t>(std::max<std::int64_t>(0, pool_tokens - request.prompt_tokens));
+    return AdmissionController::Refusal(OverloadReason::kKvCapacityExceeded, 1, d);
+  }
+  return d;
+}
+
 AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seconds now) {
+  if (const AdmissionDecision fits = CheckFits(request); !fits.admitted()) {
+    return fits;
+  }
   const AdmissionDecision d =
       admission_.Decide(AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens},
                         scheduler_.StatsAhead(request.priority, now), now);

@@ -56,10 +56,16 @@ class Engine {
   /// the tenants' token buckets.
   Engine(EngineConfig config, Seconds now, std::unique_ptr<Executor> executor = nullptr);
 
-  /// Admission for `request` at `now` (draining, the tenant's bucket, the policy, against the
-  /// queue ahead of it); when admitted, enqueues it as `id` (unique among live requests) with
-  /// the decision's max_tokens and queue-ingress deadline.
+  /// Admission for `request` at `now`: CheckFits, then draining, the tenant's bucket and the
+  /// policy against the queue ahead of it; when admitted, enqueues it as `id` (unique among
+  /// live requests) with the decision's max_tokens and queue-ingress deadline.
   AdmissionDecision Offer(RequestId id, const EngineRequest& request, Seconds now);
+
+  /// Refuses, with 400 and no retry, what this engine can never serve as asked: prompt +
+  /// max_tokens over max_model_len (context_length_exceeded) or needing more KV blocks than
+  /// the whole pool (kv_capacity_exceeded; max_output_tokens says how many would fit).
+  /// Admitted otherwise; spends no token of any bucket.
+  AdmissionDecision CheckFits(const EngineRequest& request) const;
 
   /// Plans and starts the next iteration at `now` (see the protocol above). Must not be called
   /// while a step is in flight. An empty plan: nothing to run (events() may still hold drops).

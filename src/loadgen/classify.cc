@@ -1,5 +1,7 @@
 #include "loadgen/classify.h"
 
+#include "api/overload_contract.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -83,8 +85,11 @@ std::optional<std::int32_t> ParsePriorityClass(std::string_view value) {
 
 bool IsRetryable(const AttemptRecord& record, bool retry_on_timeout) {
   switch (record.outcome) {
-    case AttemptOutcome::kRejected:
-      return record.status != 400;  // a request that is too long stays too long
+    case AttemptOutcome::kRejected: {
+      // The overload contract says which refusals a retry can get past (never a 400).
+      const api::ContractRow* row = api::FindContractRow(record.reason);
+      return row != nullptr ? row->retryable : record.status != 400;
+    }
     case AttemptOutcome::kDroppedAtQueueHead:
       return true;
     case AttemptOutcome::kAbandoned:

@@ -1,5 +1,7 @@
 #include "loadgen/soak_check.h"
 
+#include "api/overload_contract.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -69,23 +71,18 @@ bool ReplyIsDocumented(int status, std::string_view outcome, std::string_view re
   if (outcome == "dropped") {
     return (status == 200 || status == 429) && reason == "queue_deadline_exceeded";
   }
-  switch (status) {
-    case 200:
-      return outcome == "completed" ||
-             (outcome == "failed" &&
-              OneOf(reason, {"request_timeout", "draining", "preemption_limit"}));
-    case 429:
-      return outcome == "rejected" &&
-             OneOf(reason, {"rate_limited", "queue_delay_exceeded", "kv_saturation",
-                            "queue_delay_and_kv_saturation", "deadline_unreachable"});
-    case 503:
-      return outcome == "rejected" && OneOf(reason, {"queue_full", "queued_tokens_full", "draining",
-                                                     "too_many_connections", "preemption_limit"});
-    case 504:
-      return outcome == "failed" && reason == "request_timeout";
-    default:
-      return false;
+  if (status == 200) {  // a stream that ended in an error event after its 200 head
+    return outcome == "completed" ||
+           (outcome == "failed" &&
+            OneOf(reason, {"request_timeout", "draining", "preemption_limit"}));
   }
+  // Every other reply is an overload row of the contract, with the contract's status (a 400
+  // is a row too, but a soak's workload never asks for what cannot be served).
+  const api::ContractRow* row = api::FindContractRow(reason);
+  if (row == nullptr || row->http_status != status || status == 400) {
+    return false;
+  }
+  return status == 504 ? outcome == "failed" : outcome == "rejected";
 }
 
 std::vector<ReplyCount> TallyReplies(std::string_view records_jsonl) {

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "api/overload_contract.h"
 #include "api/request_parser.h"
 #include "api/responses.h"
 
@@ -62,8 +63,36 @@ api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s,
       message = "Server at its hard queue limit (" + reason + ").";
   }
   message += fmt::format(" Retry after {:.0f} s.", d.retry_after_s);
-  return Error(d.http_status, message, d.http_status == 429 ? "rate_limit_error" : "overloaded",
+  const api::ContractRow* row = api::FindContractRow(reason);
+  return Error(d.http_status, message, std::string(row != nullptr ? row->error_type : "overloaded"),
                reason);
+}
+
+// A request this engine can never serve as asked (400; no retry helps), saying why and what
+// would fit.
+api::ApiError NeverServable(const AdmissionDecision& d, std::int32_t prompt_tokens,
+                            std::int32_t max_tokens, const EngineConfig& engine) {
+  const std::string code(ToString(d.reason));
+  std::string message;
+  switch (d.reason) {
+    case OverloadReason::kKvCapacityExceeded:
+      message = fmt::format(
+          "This request needs KV cache for {} tokens ({} in the prompt, {} for the completion), "
+          "more than the whole KV cache holds ({} blocks of {} tokens); at most {} max_tokens "
+          "fit with this prompt.",
+          prompt_tokens + max_tokens, prompt_tokens, max_tokens, engine.num_gpu_blocks,
+          engine.profile.block_size, d.max_output_tokens);
+      break;
+    case OverloadReason::kMaxTokensExceedsDeadline:
+      message = fmt::format(
+          "max_tokens {} cannot be generated within the server's request deadline of {:g} s "
+          "even on an idle engine; at most {} fit.",
+          max_tokens, engine.admission.request_deadline_s, d.max_output_tokens);
+      break;
+    default:
+      message = fmt::format("This request can never be served as asked ({}).", code);
+  }
+  return Error(400, message, "invalid_request_error", code, "max_tokens");
 }
 
 // The answer to a request still in flight when the drain budget ran out.
@@ -389,17 +418,14 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   const SubmitRequest submit{tenant, g.prompt_tokens, max_tokens, priority};
   g.admitted = co_await engine_.Submit(submit, executor);
   const AdmissionDecision& d = g.admitted.decision;
-  if (d.http_status == 400) {  // max_tokens that no load level lets finish before the deadline
-    co_await SendError(
-        conn, Error(400,
-                    fmt::format("max_tokens {} cannot be generated within the server's request "
-                                "deadline of {:g} s even on an idle engine; at most {} fit.",
-                                max_tokens, config_.request_timeout_s, d.max_output_tokens),
-                    "invalid_request_error", "max_tokens_exceeds_deadline", "max_tokens"));
+  if (d.http_status == 400) {  // never servable as asked: no retry helps
+    co_await SendError(conn, NeverServable(d, g.prompt_tokens, max_tokens, engine_.config()));
     co_return;
   }
   if (!d.admitted()) {
-    co_await SendError(conn, OverloadError(d, config_.ttft_slo_s, config_.request_timeout_s),
+    co_await SendError(conn,
+                       OverloadError(d, engine_.config().admission.ttft_slo_s,
+                                     engine_.config().admission.request_deadline_s),
                        OverloadHeaders(d));
     co_return;
   }
@@ -411,7 +437,7 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   g.meta.id = fmt::format("{}-{:016x}", chat ? "chatcmpl" : "cmpl", next_response_id_++);
   g.meta.created_s = std::time(nullptr);
   g.meta.model = config_.model;
-  g.deadline_s = clock_.Now() + config_.request_timeout_s;
+  g.deadline_s = clock_.Now() + engine_.config().admission.request_deadline_s;
   if (req.stream) {
     co_await Stream(conn, g);
   } else {
@@ -442,7 +468,7 @@ asio::awaitable<void> ApiHandler::Generate(net::HttpConnection& conn, const Gene
       co_await SendError(conn, Error(504,
                                      fmt::format("No complete answer within the server's "
                                                  "request deadline of {:g} s.",
-                                                 config_.request_timeout_s),
+                                                 engine_.config().admission.request_deadline_s),
                                      "timeout", "request_timeout"));
       co_return;
     }
@@ -471,13 +497,14 @@ asio::awaitable<void> ApiHandler::Generate(net::HttpConnection& conn, const Gene
         d.http_status = 429;
         d.reason = OverloadReason::kQueueDeadlineExceeded;
         d.retry_after_s = ev.retry_after_s;
-        co_await SendError(conn,
-                           Error(429,
-                                 fmt::format("Dropped at the queue head: no prefill could start "
-                                             "within the TTFT SLO of {:g} s. Retry after {:.0f} s.",
-                                             config_.ttft_slo_s, ev.retry_after_s),
-                                 "rate_limit_error", "queue_deadline_exceeded"),
-                           OverloadHeaders(d));
+        co_await SendError(
+            conn,
+            Error(429,
+                  fmt::format("Dropped at the queue head: no prefill could start "
+                              "within the TTFT SLO of {:g} s. Retry after {:.0f} s.",
+                              engine_.config().admission.ttft_slo_s, ev.retry_after_s),
+                  "rate_limit_error", "queue_deadline_exceeded"),
+            OverloadHeaders(d));
         co_return;
       }
       default: {

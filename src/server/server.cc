@@ -10,14 +10,11 @@
 #include <iostream>
 #include <thread>
 
-#include "admission/priors.h"
 #include "api/responses.h"
 #include "api/tokenizer.h"
-#include "config/yaml_reader.h"
-#include "executor/cost_model.h"
+#include "engine/resolve.h"
 #include "net/clock.h"
 #include "net/http_server.h"
-#include "sched/slo_budget.h"
 #include "server/api_handler.h"
 #include "server/engine_service.h"
 #include "server/server_metrics.h"
@@ -25,55 +22,16 @@
 namespace spillway::server {
 namespace {
 
-EngineConfig ResolveEngine(const ServerConfig& c) {
-  EngineConfig o;
-  o.profile = LoadProfileByName(c.profile, c.profile_dir);
-  const CostModel cost(o.profile);
-  SchedulerConfig& s = o.scheduler;
-  s.enable_chunked_prefill = c.enable_chunked_prefill;
-  s.policy = c.scheduling;
-  s.priority_aging_s = c.priority_aging_s;
-  s.max_preemptions = c.max_preemptions;
-  s.long_prefill_token_threshold = c.long_prefill_token_threshold;
-  if (c.slo_budgets) {
-    const SloBudgets b =
-        DeriveSloBudgets(cost, kSloBudgetHeadroom * c.tpot_slo_s, c.slo_budget_context_tokens);
-    s.max_num_seqs = b.max_num_seqs;
-    s.max_num_batched_tokens = b.max_num_batched_tokens;
-  }
-  s.max_num_seqs = c.max_num_seqs.value_or(s.max_num_seqs);
-  s.max_num_batched_tokens = c.max_num_batched_tokens.value_or(s.max_num_batched_tokens);
-  const std::int32_t max_model_len = c.max_model_len.value_or(o.profile.max_model_len);
-  o.max_model_len = max_model_len;
-  if (!s.enable_chunked_prefill && s.max_num_batched_tokens < max_model_len) {
-    // Without chunking a whole prompt must fit one step (vLLM's rule; as `spillway sim`).
-    if (c.max_num_batched_tokens) {
-      throw config::ConfigError("engine.max_num_batched_tokens: must be >= max_model_len (" +
-                                std::to_string(max_model_len) +
-                                ") when enable_chunked_prefill is false");
-    }
-    s.max_num_batched_tokens = max_model_len;
-  }
-  o.num_gpu_blocks = c.num_gpu_blocks.value_or(o.profile.num_gpu_blocks());
-  o.propagate_cancellation = c.propagate_cancellation;
-
-  AdmissionConfig& a = o.admission;
-  a.policy = c.policy;
-  a.ttft_slo_s = c.ttft_slo_s;
-  a.kv_headroom = c.kv_headroom;
-  a.max_num_queued_reqs =
-      c.max_num_queued_reqs > 0 ? c.max_num_queued_reqs : DefaultMaxNumQueuedReqs(c.policy);
-  a.max_num_queued_tokens = c.max_num_queued_tokens;
-  a.degrade_max_tokens = c.degrade_max_tokens;
-  a.request_deadline_s = c.request_timeout_s;
+/// The engine from the config's settings; API keys with a rate limit give their tenant a
+/// token bucket (the first key of a tenant sets it).
+EngineConfig ResolveServedEngine(const ServerConfig& c) {
+  TenantLimits tenants;
   for (const auto& [key, k] : c.api_keys) {
-    if (k.rate_rps > 0 && a.tenants.count(k.tenant) == 0) {
-      a.tenants[k.tenant] = TenantLimit{k.rate_rps, k.burst};
+    if (k.rate_rps > 0 && tenants.count(k.tenant) == 0) {
+      tenants[k.tenant] = TenantLimit{k.rate_rps, k.burst};
     }
   }
-  a.estimator = EstimatorPriors(cost, s, c.slo_budget_context_tokens);
-  a.decode_step_s_by_batch = DecodeStepTimes(cost, s.max_num_seqs, c.slo_budget_context_tokens);
-  return o;
+  return ResolveEngine(c.engine, c.profile_dir, tenants);
 }
 
 }  // namespace
@@ -93,7 +51,7 @@ struct Server::Impl {
   int exit_code = 0;
 
   explicit Impl(ServerConfig c)
-      : config(std::move(c)), engine_config(ResolveEngine(config)), metrics(config.model) {}
+      : config(std::move(c)), engine_config(ResolveServedEngine(config)), metrics(config.model) {}
 
   void BeginDrain() {
     if (draining.exchange(true)) {
@@ -176,9 +134,9 @@ int Server::Run() {
   std::cerr << fmt::format(
       "spillway serve: listening on http://{}:{} (model '{}', EMULATED executor: profile {}, "
       "policy {}, max_num_seqs {}, max_num_batched_tokens {}, {} KV blocks)\n",
-      m.config.host, m.http->port(), m.config.model, p.name, ToString(m.config.policy),
-      m.engine_config.scheduler.max_num_seqs, m.engine_config.scheduler.max_num_batched_tokens,
-      m.engine_config.num_gpu_blocks);
+      m.config.host, m.http->port(), m.config.model, p.name,
+      ToString(m.engine_config.admission.policy), m.engine_config.scheduler.max_num_seqs,
+      m.engine_config.scheduler.max_num_batched_tokens, m.engine_config.num_gpu_blocks);
   if (m.on_listening) {
     m.on_listening(m.http->port());
   }

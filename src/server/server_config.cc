@@ -6,21 +6,32 @@
 
 namespace spillway::server {
 
-const std::map<std::string, std::vector<std::string>>& ConfigSectionKeys() {
+namespace {
+
+/// Serve's own keys in each section, beside the engine settings table's.
+const std::map<std::string, std::vector<std::string>>& OwnKeys() {
   static const std::map<std::string, std::vector<std::string>> keys = {
       {"server",
        {"host", "port", "threads", "max_connections", "max_body_bytes", "header_timeout_s",
         "idle_timeout_s"}},
-      {"engine",
-       {"model", "profile", "profile_dir", "max_num_seqs", "max_num_batched_tokens", "slo_budgets",
-        "slo_budget_context_tokens", "enable_chunked_prefill", "scheduling", "priority_aging_s",
-        "max_preemptions", "long_prefill_token_threshold", "num_gpu_blocks", "max_model_len",
-        "default_max_tokens", "propagate_cancellation"}},
-      {"admission",
-       {"policy", "ttft_slo_s", "tpot_slo_s", "kv_headroom", "max_num_queued_reqs",
-        "max_num_queued_tokens", "degrade_max_tokens"}},
-      {"timeouts", {"client_timeout_s", "request_timeout_s", "drain_timeout_s"}},
+      {"engine", {"model", "profile_dir", "default_max_tokens"}},
+      {"admission", {}},
+      {"timeouts", {"client_timeout_s", "drain_timeout_s"}},
   };
+  return keys;
+}
+
+}  // namespace
+
+const std::map<std::string, std::vector<std::string>>& ConfigSectionKeys() {
+  static const std::map<std::string, std::vector<std::string>> keys = [] {
+    std::map<std::string, std::vector<std::string>> all = OwnKeys();
+    for (auto& [section, list] : all) {
+      const std::vector<std::string> table = config::SettingKeys(section);
+      list.insert(list.end(), table.begin(), table.end());
+    }
+    return all;
+  }();
   return keys;
 }
 
@@ -44,15 +55,6 @@ void ReadInt(const Field& f, T* out, std::int64_t lo, std::int64_t hi) {
   *out = static_cast<T>(v);
 }
 
-template <typename T>
-void ReadOptionalInt(const Field& f, std::optional<T>* out, std::int64_t lo, std::int64_t hi) {
-  if (f.present()) {
-    T v{};
-    ReadInt(f, &v, lo, hi);
-    *out = v;
-  }
-}
-
 void ReadPositive(const Field& f, double* out) {
   if (f.present()) {
     *out = config::Positive(f, f.AsDouble());
@@ -71,50 +73,15 @@ void LoadListener(const Field& s, ServerConfig* c) {
 }
 
 void LoadEngine(const Field& e, ServerConfig* c) {
-  e.RequireKnownKeys(ConfigSectionKeys().at("engine"));
+  config::ReadEngineSettings(e, "engine", OwnKeys().at("engine"), &c->engine);
   c->model = e["model"].String(c->model);
-  c->profile = e["profile"].String(c->profile);
   c->profile_dir = e["profile_dir"].String(c->profile_dir);
-  ReadOptionalInt(e["max_num_seqs"], &c->max_num_seqs, 1, 1 << 20);
-  ReadOptionalInt(e["max_num_batched_tokens"], &c->max_num_batched_tokens, 1, 1 << 24);
-  c->slo_budgets = e["slo_budgets"].Bool(c->slo_budgets);
-  ReadInt(e["slo_budget_context_tokens"], &c->slo_budget_context_tokens, 1, 1 << 24);
-  c->enable_chunked_prefill = e["enable_chunked_prefill"].Bool(c->enable_chunked_prefill);
-  if (e["scheduling"].present()) {
-    const std::string s = e["scheduling"].AsString();
-    if (s != "fcfs" && s != "priority") {
-      e["scheduling"].Fail("must be fcfs or priority");
-    }
-    c->scheduling = s == "priority" ? SchedulingPolicy::kPriority : SchedulingPolicy::kFcfs;
-  }
-  ReadPositive(e["priority_aging_s"], &c->priority_aging_s);
-  ReadInt(e["max_preemptions"], &c->max_preemptions, 0, 1 << 20);
-  ReadInt(e["long_prefill_token_threshold"], &c->long_prefill_token_threshold, 0, 1 << 20);
-  ReadOptionalInt(e["num_gpu_blocks"], &c->num_gpu_blocks, 1, 1 << 30);
-  ReadOptionalInt(e["max_model_len"], &c->max_model_len, 1, 1 << 24);
   ReadInt(e["default_max_tokens"], &c->default_max_tokens, 1, 1 << 24);
-  c->propagate_cancellation = e["propagate_cancellation"].Bool(c->propagate_cancellation);
-}
-
-void LoadAdmission(const Field& a, ServerConfig* c) {
-  a.RequireKnownKeys(ConfigSectionKeys().at("admission"));
-  if (a["policy"].present() && !ParseAdmissionPolicy(a["policy"].AsString(), &c->policy)) {
-    a["policy"].Fail("must be unbounded, tail-drop or predictive");
-  }
-  ReadPositive(a["ttft_slo_s"], &c->ttft_slo_s);
-  ReadPositive(a["tpot_slo_s"], &c->tpot_slo_s);
-  if (a["kv_headroom"].present()) {
-    c->kv_headroom = config::InRange(a["kv_headroom"], a["kv_headroom"].AsDouble(), 0, 1);
-  }
-  ReadInt(a["max_num_queued_reqs"], &c->max_num_queued_reqs, 0, 1 << 24);
-  ReadInt(a["max_num_queued_tokens"], &c->max_num_queued_tokens, 0, std::int64_t{1} << 40);
-  ReadInt(a["degrade_max_tokens"], &c->degrade_max_tokens, 0, 1 << 24);
 }
 
 void LoadTimeouts(const Field& t, ServerConfig* c) {
-  t.RequireKnownKeys(ConfigSectionKeys().at("timeouts"));
+  config::ReadEngineSettings(t, "timeouts", OwnKeys().at("timeouts"), &c->engine);
   ReadPositive(t["client_timeout_s"], &c->client_timeout_s);
-  ReadPositive(t["request_timeout_s"], &c->request_timeout_s);
   ReadPositive(t["drain_timeout_s"], &c->drain_timeout_s);
 }
 
@@ -152,7 +119,7 @@ ServerConfig ParseServerConfig(const Field& root, const std::string& origin) {
   root.RequireKnownKeys({"server", "engine", "admission", "timeouts", "api_keys"});
   LoadListener(root["server"], &c);
   LoadEngine(root["engine"], &c);
-  LoadAdmission(root["admission"], &c);
+  config::ReadEngineSettings(root["admission"], "admission", {}, &c.engine);
   LoadTimeouts(root["timeouts"], &c);
   LoadKeys(root["api_keys"], &c);
   ValidateServerConfig(c, origin);
@@ -175,6 +142,7 @@ ServerConfig LoadServerConfigFromString(const std::string& yaml, const std::stri
 void ValidateServerConfig(const ServerConfig& c, const std::string& origin) {
   auto fail = [&](const std::string& what) { throw config::ConfigError(origin + ": " + what); };
   // The same ranges the YAML reader enforces, for values that came from flags.
+  config::ValidateEngineSettings(c.engine, origin);
   auto positive = [&](const char* name, double v) {
     if (!(std::isfinite(v) && v > 0)) {
       fail(std::string(name) + ": must be a finite number > 0, got " + std::to_string(v));
@@ -193,46 +161,25 @@ void ValidateServerConfig(const ServerConfig& c, const std::string& origin) {
   };
   timeout("server.header_timeout_s", c.header_timeout_s);
   timeout("server.idle_timeout_s", c.idle_timeout_s);
-  positive("admission.ttft_slo_s", c.ttft_slo_s);
-  positive("admission.tpot_slo_s", c.tpot_slo_s);
-  positive("engine.priority_aging_s", c.priority_aging_s);
   timeout("timeouts.client_timeout_s", c.client_timeout_s);
-  timeout("timeouts.request_timeout_s", c.request_timeout_s);
   timeout("timeouts.drain_timeout_s", c.drain_timeout_s);
-  if (!(c.kv_headroom > 0 && c.kv_headroom <= 1)) {
-    fail("admission.kv_headroom: must be in (0, 1], got " + std::to_string(c.kv_headroom));
-  }
   at_least("server.threads", c.threads, 0);
   at_least("server.max_connections", c.max_connections, 1);
   at_least("server.max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024);
-  at_least("engine.max_num_seqs", c.max_num_seqs.value_or(1), 1);
-  at_least("engine.max_num_batched_tokens", c.max_num_batched_tokens.value_or(1), 1);
-  at_least("engine.num_gpu_blocks", c.num_gpu_blocks.value_or(1), 1);
-  at_least("engine.max_model_len", c.max_model_len.value_or(1), 1);
   at_least("engine.default_max_tokens", c.default_max_tokens, 1);
-  at_least("engine.max_preemptions", c.max_preemptions, 0);
-  at_least("engine.long_prefill_token_threshold", c.long_prefill_token_threshold, 0);
-  at_least("engine.slo_budget_context_tokens", c.slo_budget_context_tokens, 1);
-  if (c.slo_budget_context_tokens > (1 << 24)) {
-    fail("engine.slo_budget_context_tokens: must be <= 16777216, got " +
-         std::to_string(c.slo_budget_context_tokens));
-  }
-  at_least("admission.max_num_queued_reqs", c.max_num_queued_reqs, 0);
-  at_least("admission.max_num_queued_tokens", c.max_num_queued_tokens, 0);
-  at_least("admission.degrade_max_tokens", c.degrade_max_tokens, 0);
   // The timeout hierarchy of overload-and-failure-handling.txt §3.2, outer to inner.
-  if (!(c.client_timeout_s > c.request_timeout_s)) {
+  const config::EngineSettings e = config::Overlay(config::EngineDefaults(), c.engine);
+  const double request_timeout_s = *e.request_timeout_s;
+  const double ttft_slo_s = *e.ttft_slo_s;
+  if (!(c.client_timeout_s > request_timeout_s)) {
     fail("timeouts.client_timeout_s (" + std::to_string(c.client_timeout_s) +
-         ") must be greater than timeouts.request_timeout_s (" +
-         std::to_string(c.request_timeout_s) + "): the server must answer before clients leave");
+         ") must be greater than timeouts.request_timeout_s (" + std::to_string(request_timeout_s) +
+         "): the server must answer before clients leave");
   }
-  if (!(c.request_timeout_s > c.ttft_slo_s)) {
-    fail("timeouts.request_timeout_s (" + std::to_string(c.request_timeout_s) +
-         ") must be greater than admission.ttft_slo_s (" + std::to_string(c.ttft_slo_s) +
+  if (!(request_timeout_s > ttft_slo_s)) {
+    fail("timeouts.request_timeout_s (" + std::to_string(request_timeout_s) +
+         ") must be greater than admission.ttft_slo_s (" + std::to_string(ttft_slo_s) +
          "), which bounds the queue-ingress deadline");
-  }
-  if (c.api_keys.empty()) {
-    return;
   }
   for (const auto& [key, k] : c.api_keys) {
     if (k.tenant.empty()) {

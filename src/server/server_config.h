@@ -9,8 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "admission/admission.h"
-#include "sched/scheduler.h"
+#include "config/engine_settings.h"
 
 namespace spillway::server {
 
@@ -35,48 +34,31 @@ struct ServerConfig {
 
   // Model and engine.
   std::string model = "spillway-emulated";
-  std::string profile = "seed-a100-7b";
   std::string profile_dir;  ///< resolved by the app when empty
-  std::optional<std::int32_t> max_num_seqs;
-  std::optional<std::int32_t> max_num_batched_tokens;
-  bool slo_budgets = true;  ///< derive budgets from the TPOT SLO (explicit limits win)
-  std::int64_t slo_budget_context_tokens = 256;
-  bool enable_chunked_prefill = true;
-  SchedulingPolicy scheduling = SchedulingPolicy::kFcfs;
-  double priority_aging_s = 10;
-  std::int32_t max_preemptions = 0;
-  std::int32_t long_prefill_token_threshold = 0;  ///< vLLM's; 0 = no per-request chunk cap
-  std::optional<std::int32_t> num_gpu_blocks;
-  std::optional<std::int32_t> max_model_len;  ///< default: the profile's
   /// max_tokens when a request gives none (clamped to the context). 64 tokens at the seed
   /// profile's ~32 ms TPOT finish well inside the default 4.5 s request deadline.
   std::int32_t default_max_tokens = 64;
-  bool propagate_cancellation = true;
+  /// The engine, admission and timeouts.request_timeout_s keys (config/engine_settings.h,
+  /// shared with scenarios and `spillway sim`); unset ones take the engine's defaults.
+  config::EngineSettings engine;
 
-  // Admission and SLOs.
-  AdmissionPolicy policy = AdmissionPolicy::kPredictive;
-  double ttft_slo_s = 1.0;
-  double tpot_slo_s = 0.035;
-  double kv_headroom = 0.85;
-  std::int32_t max_num_queued_reqs = 0;    ///< 0 = policy default
-  std::int64_t max_num_queued_tokens = 0;  ///< 0 = none
-  std::int32_t degrade_max_tokens = 0;     ///< 0 = no degradation
   std::map<std::string, ApiKey> api_keys;  ///< empty = no authentication
 
-  // Timeout hierarchy (strictly ordered): client > server request deadline > queue ingress.
-  double client_timeout_s = 5.0;   ///< what clients are told to use; validated only
-  double request_timeout_s = 4.5;  ///< server deadline: 504 and abort after this
-  double drain_timeout_s = 30;     ///< SIGTERM: in-flight requests get this long
+  // Timeout hierarchy (strictly ordered): client > server request deadline
+  // (engine.request_timeout_s) > queue ingress.
+  double client_timeout_s = 5.0;  ///< what clients are told to use; validated only
+  double drain_timeout_s = 30;    ///< SIGTERM: in-flight requests get this long
 };
 
 /// Loads `path` (may be empty: defaults only) and checks every constraint, including the
 /// timeout hierarchy (client_timeout_s > request_timeout_s > ttft_slo_s, the queue-ingress
-/// budget) and every *_timeout_s in (0, 1e6] s. Throws config::ConfigError naming the file,
-/// line, field and value.
+/// budget, with the engine's defaults for unset values) and every *_timeout_s in (0, 1e6] s.
+/// Throws config::ConfigError naming the file, line, field and value.
 ServerConfig LoadServerConfig(const std::string& path);
 
 /// The keys each scalar section of the config file accepts ("server", "engine", "admission",
-/// "timeouts"; `api_keys` is a list of its own). Each is also a `spillway serve` flag.
+/// "timeouts": the engine settings table's keys and serve's own; `api_keys` is a list of its
+/// own). Each is also a `spillway serve` flag.
 const std::map<std::string, std::vector<std::string>>& ConfigSectionKeys();
 /// The same from YAML text (tests, fuzzing); `origin` names it in errors.
 ServerConfig LoadServerConfigFromString(const std::string& yaml, const std::string& origin);

@@ -1,6 +1,6 @@
 #include "sim/capacity.h"
 
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 #include "sim/simulator.h"
 #include "workload/arrivals.h"
 

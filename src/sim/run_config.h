@@ -1,39 +1,30 @@
 #pragma once
-// Resolves what one run uses: the scenario's engine and admission sections, command-line
-// overrides on top (flags win), then defaults. Validated once; immutable afterwards.
+// What one simulated run uses: the scenario's engine, admission and timeouts settings with its
+// SLOs as the admission targets, command-line overrides on top (flags win), resolved once by
+// ResolveEngine (engine/resolve.h), the code `spillway serve` resolves its engine with.
 
-#include <cstdint>
-#include <optional>
 #include <string>
 
 #include "admission/admission.h"
+#include "config/engine_settings.h"
 #include "engine/engine_config.h"
-#include "executor/profile.h"
-#include "sched/scheduler.h"
-#include "sched/slo_budget.h"
 #include "workload/scenario.h"
 
 namespace spillway {
 
-/// Command-line overrides; unset fields keep the scenario's value or the default.
-struct RunOverrides {
-  std::optional<std::string> profile;
-  std::optional<std::int32_t> max_num_seqs;
-  std::optional<std::int32_t> max_num_batched_tokens;
-  std::optional<bool> slo_budgets;
-  std::optional<bool> propagate_cancellation;
-  std::optional<std::int32_t> max_num_queued_reqs;
-  std::optional<std::int64_t> max_num_queued_tokens;
-};
+/// Command-line overrides: set fields replace the scenario's.
+using RunOverrides = config::EngineSettings;
 
 /// A simulated run's engine configuration (every replica gets the same).
 using RunConfig = EngineConfig;
 
-/// Resolves the run. `mean_context_tokens` sizes SLO budgets when the scenario does not (the
-/// mean of prompt + output / 2 over the run's arrivals). Throws config::ConfigError on an
-/// unknown profile or an invalid combination (e.g. predictive without a TTFT SLO).
+/// The scenario's settings, with slo.ttft_s and slo.tpot_s as admission.ttft_slo_s and
+/// tpot_slo_s where the settings give none (the same engine `spillway serve --scenario` runs).
+config::EngineSettings ScenarioSettings(const Scenario& scenario);
+
+/// Resolves the run under `policy`. Throws config::ConfigError (naming the scenario file) on
+/// an unknown profile or an invalid combination.
 RunConfig ResolveRunConfig(const Scenario& scenario, AdmissionPolicy policy,
-                           const std::string& profile_dir, const RunOverrides& overrides,
-                           double mean_context_tokens);
+                           const std::string& profile_dir, const RunOverrides& overrides = {});
 
 }  // namespace spillway

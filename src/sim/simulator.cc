@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "admission/admission.h"
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 #include "core/rng.h"
 #include "engine/engine.h"
 #include "report/objectives.h"
@@ -20,7 +20,14 @@
 namespace spillway {
 namespace {
 
-enum class EventType : std::uint8_t { kStepDone, kTtftTimeout, kTotalTimeout, kRetry, kTick };
+enum class EventType : std::uint8_t {
+  kStepDone,
+  kTtftTimeout,
+  kTotalTimeout,
+  kRequestDeadline,
+  kRetry,
+  kTick
+};
 
 struct Event {
   Seconds t;
@@ -75,6 +82,8 @@ class Sim {
   void OnStepDone(std::uint32_t r, Seconds now);
   void HandleFinished(std::uint32_t r, Seconds now);
   void Abandon(std::uint32_t attempt, Seconds now);
+  /// The server's request deadline passed before the answer was complete: 504, aborted.
+  void TimeOut(std::uint32_t attempt, Seconds now);
   void Tick(std::int64_t second);
   std::uint32_t PickReplica() const;
   void Check(const Engine& engine);
@@ -143,9 +152,10 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   const Arrival& a = arrivals_[l.arrival];
   recorder_.OnOffered(now, l.attempts == 0, ClassName(a));
   ++l.attempts;
-  if (a.prompt_tokens + a.output_tokens > rc_.profile.max_model_len) {
-    // The server refuses it before any engine work (400 context_length_exceeded).
-    OnRejected(logical, 0, now, 400, "context_length_exceeded", 0);
+  const EngineRequest request{a.tenant, a.prompt_tokens, a.output_tokens, a.priority};
+  // What can never be served is refused before any bucket or engine work, as the server does.
+  if (const AdmissionDecision fits = replicas_.front()->CheckFits(request); !fits.admitted()) {
+    OnRejected(logical, 0, now, fits.http_status, ToString(fits.reason), 0);
     return;
   }
   AdmissionDecision d =
@@ -154,8 +164,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   Engine& engine = *replicas_[r];
   const auto id = static_cast<std::uint32_t>(attempts_.size());
   if (d.admitted()) {
-    d = engine.Offer(id, EngineRequest{a.tenant, a.prompt_tokens, a.output_tokens, a.priority},
-                     now);
+    d = engine.Offer(id, request, now);
   }
   if (!d.admitted()) {
     OnRejected(logical, r, now, d.http_status, ToString(d.reason), d.retry_after_s);
@@ -169,6 +178,9 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   }
   if (sc_.client.total_timeout_s != kNever) {
     Push(now + sc_.client.total_timeout_s, EventType::kTotalTimeout, id);
+  }
+  if (rc_.admission.request_deadline_s != kNever) {
+    Push(now + rc_.admission.request_deadline_s, EventType::kRequestDeadline, id);
   }
   StartStep(r, now);
 }
@@ -293,6 +305,16 @@ void Sim::Abandon(std::uint32_t id, Seconds now) {
   }
 }
 
+void Sim::TimeOut(std::uint32_t id, Seconds now) {
+  Attempt& a = attempts_[id];
+  a.done = true;
+  a.gone_s = now;
+  recorder_.OnRequestDone({RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens},
+                          ClassOf(a));
+  replicas_[a.replica]->Abort(id);  // the server aborts on its deadline, propagation or not
+  StartStep(a.replica, now);
+}
+
 void Sim::Tick(std::int64_t second) {
   std::int32_t waiting = 0;
   std::int32_t running = 0;
@@ -347,7 +369,12 @@ RunSummary Sim::Run() {
     }
     const Event e = heap_.top();
     heap_.pop();
-    last_event_s_ = std::max(last_event_s_, e.t);
+    if (e.type == EventType::kRequestDeadline && attempts_[e.target].done) {
+      continue;  // answered in time: the deadline passes unnoticed
+    }
+    if (e.type != EventType::kTick) {
+      last_event_s_ = std::max(last_event_s_, e.t);  // the run ends with its last real event
+    }
     switch (e.type) {
       case EventType::kStepDone:
         OnStepDone(e.target, e.t);
@@ -361,6 +388,9 @@ RunSummary Sim::Run() {
         if (!attempts_[e.target].done) {
           Abandon(e.target, e.t);
         }
+        break;
+      case EventType::kRequestDeadline:
+        TimeOut(e.target, e.t);
         break;
       case EventType::kRetry:
         SendAttempt(e.target, e.t);
@@ -415,18 +445,6 @@ RunSummary Sim::Run() {
 RunSummary Simulate(const Scenario& scenario, const RunConfig& config, const SimOptions& options) {
   Sim sim(scenario, config, options);
   return sim.Run();
-}
-
-double MeanContextTokens(const Scenario& scenario, std::uint64_t seed) {
-  const std::vector<Arrival> arrivals = GenerateArrivals(scenario, seed);
-  if (arrivals.empty()) {
-    return 256;
-  }
-  double sum = 0;
-  for (const Arrival& a : arrivals) {
-    sum += a.prompt_tokens + a.output_tokens / 2.0;
-  }
-  return sum / static_cast<double>(arrivals.size());
 }
 
 }  // namespace spillway

@@ -6,10 +6,12 @@
 // sorted list merged with the event heap. Each replica runs one step at a time: Step(now) ->
 // executor.Run(plan) -> a StepDone event at now + duration -> OnStepDone -> next Step. Clients
 // time out (TTFT timeout, total timeout) and, with cancellation propagation on, abort their
-// request, which the engine applies at its next step. Rejected clients retry per the
-// scenario's retry policy. Deterministic: same scenario, policy and seed give the same
+// request, which the engine applies at its next step. The server's request deadline
+// (timeouts.request_timeout_s, 4.5 s by default) fails a request still unanswered after it, as
+// the live server's 504 does, and aborts it. Rejected clients retry per the scenario's retry
+// policy. Deterministic: same scenario, policy and seed give the same
 // summary. The engine invariants are checked after steps (see InvariantChecks); a failure
-// throws SimInvariantError naming the seed. Requests longer than the profile's max_model_len
+// throws SimInvariantError naming the seed. Requests longer than the engine's max_model_len
 // are refused at the door with 400 context_length_exceeded, as the server does. Throws
 // config::ConfigError when the scenario produces no arrivals.
 
@@ -41,9 +43,5 @@ struct SimOptions {
 
 /// Runs `scenario` under `config` and returns its summary (source "sim").
 RunSummary Simulate(const Scenario& scenario, const RunConfig& config, const SimOptions& options);
-
-/// Mean of prompt + output / 2 tokens over the scenario's first-attempt arrivals (the context
-/// a typical running sequence has; sizes SLO budgets). Reads the trace for trace scenarios.
-double MeanContextTokens(const Scenario& scenario, std::uint64_t seed);
 
 }  // namespace spillway

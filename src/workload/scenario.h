@@ -1,6 +1,7 @@
 #pragma once
 // A scenario: the traffic (arrival process and request classes), the clients' behaviour
-// (timeouts, retries), the SLOs that define goodput, and optional engine/admission settings.
+// (timeouts, retries), the SLOs that define goodput, and optional engine, admission and
+// timeouts settings (the keys of config/engine_settings.h).
 // The same file drives `spillway sim` and `spillway bench`. YAML schema: docs/scenarios.md.
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/engine_settings.h"
 #include "core/types.h"
 
 namespace spillway {
@@ -94,29 +96,8 @@ struct Objectives {
   std::optional<double> goodput_fraction;  ///< good / offered (slo_attainment)
 };
 
-/// Engine and admission settings a scenario may carry; command-line flags override them.
-/// Unset fields keep the engine's / policy's defaults.
-struct ScenarioEngine {
-  std::optional<std::string> profile;
-  std::optional<std::int32_t> max_num_seqs;
-  std::optional<std::int32_t> max_num_batched_tokens;
-  std::optional<bool> slo_budgets;  ///< derive budgets from the TPOT SLO
-  std::optional<std::int64_t> slo_budget_context_tokens;
-  std::optional<bool> enable_chunked_prefill;
-  std::optional<std::string> scheduling;  ///< "fcfs" or "priority"
-  std::optional<Seconds> priority_aging_s;
-  std::optional<std::int32_t> max_preemptions;
-  std::optional<std::int32_t> long_prefill_token_threshold;
-  std::optional<std::int32_t> num_gpu_blocks;
-  std::optional<bool> propagate_cancellation;
-};
-
+/// Tenants' token buckets a scenario declares (admission.tenants).
 struct ScenarioAdmission {
-  std::optional<std::int32_t> max_num_queued_reqs;
-  std::optional<std::int64_t> max_num_queued_tokens;
-  std::optional<double> kv_headroom;
-  std::optional<bool> queue_deadline;
-  std::optional<std::int32_t> degrade_max_tokens;
   struct Tenant {
     std::string name;
     double rate_rps = 0;
@@ -134,7 +115,9 @@ struct Scenario {
   ClientBehaviour client;
   Slo slo;
   Objectives objectives;
-  ScenarioEngine engine;
+  /// The engine, admission and timeouts settings the file gives (config/engine_settings.h);
+  /// command-line flags override them, unset ones take the engine's defaults.
+  config::EngineSettings settings;
   ScenarioAdmission admission;
 
   /// Length of the arrival schedule, seconds (sum of steps, the Poisson duration, or the

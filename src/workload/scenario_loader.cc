@@ -331,36 +331,6 @@ Objectives ParseObjectives(const Field& f) {
   return o;
 }
 
-std::optional<std::int32_t> OptInt32(const Field& f, std::int64_t lo) {
-  const auto v = OptIntIn(f, lo, kInt32Max);
-  return v ? std::optional<std::int32_t>(static_cast<std::int32_t>(*v)) : std::nullopt;
-}
-
-ScenarioEngine ParseEngine(const Field& f) {
-  f.RequireKnownKeys({"profile", "max_num_seqs", "max_num_batched_tokens", "slo_budgets",
-                      "slo_budget_context_tokens", "enable_chunked_prefill", "scheduling",
-                      "priority_aging_s", "max_preemptions", "long_prefill_token_threshold",
-                      "num_gpu_blocks", "propagate_cancellation"});
-  ScenarioEngine e;
-  if (f["profile"].present()) {
-    e.profile = NonEmptyString(f["profile"]);
-  }
-  e.max_num_seqs = OptInt32(f["max_num_seqs"], 1);
-  e.max_num_batched_tokens = OptInt32(f["max_num_batched_tokens"], 1);
-  e.slo_budgets = OptBool(f["slo_budgets"]);
-  e.slo_budget_context_tokens = OptIntIn(f["slo_budget_context_tokens"], 1, kInt64Max);
-  e.enable_chunked_prefill = OptBool(f["enable_chunked_prefill"]);
-  if (f["scheduling"].present()) {
-    e.scheduling = EnumOf(f["scheduling"], {"fcfs", "priority"});
-  }
-  e.priority_aging_s = OptPositive(f["priority_aging_s"]);
-  e.max_preemptions = OptInt32(f["max_preemptions"], 0);
-  e.long_prefill_token_threshold = OptInt32(f["long_prefill_token_threshold"], 0);
-  e.num_gpu_blocks = OptInt32(f["num_gpu_blocks"], 1);
-  e.propagate_cancellation = OptBool(f["propagate_cancellation"]);
-  return e;
-}
-
 std::vector<ScenarioAdmission::Tenant> ParseTenants(const Field& f) {
   std::vector<ScenarioAdmission::Tenant> tenants;
   if (!f.present()) {
@@ -387,29 +357,15 @@ std::vector<ScenarioAdmission::Tenant> ParseTenants(const Field& f) {
   return tenants;
 }
 
-ScenarioAdmission ParseAdmission(const Field& f) {
-  f.RequireKnownKeys({"max_num_queued_reqs", "max_num_queued_tokens", "kv_headroom",
-                      "queue_deadline", "degrade_max_tokens", "tenants"});
-  ScenarioAdmission a;
-  a.max_num_queued_reqs = OptInt32(f["max_num_queued_reqs"], 0);
-  a.max_num_queued_tokens = OptIntIn(f["max_num_queued_tokens"], 0, kInt64Max);
-  if (f["kv_headroom"].present()) {
-    a.kv_headroom = config::InRange(f["kv_headroom"], f["kv_headroom"].AsDouble(), 0, 1);
-  }
-  a.queue_deadline = OptBool(f["queue_deadline"]);
-  a.degrade_max_tokens = OptInt32(f["degrade_max_tokens"], 0);
-  a.tenants = ParseTenants(f["tenants"]);
-  return a;
+/// The engine:, admission: and timeouts: sections: the settings table's keys, and tenants.
+void ParseSettings(const Field& root, Scenario* s) {
+  config::ReadEngineSettings(root["engine"], "engine", {}, &s->settings);
+  config::ReadEngineSettings(root["admission"], "admission", {"tenants"}, &s->settings);
+  config::ReadEngineSettings(root["timeouts"], "timeouts", {}, &s->settings);
+  s->admission.tenants = ParseTenants(root["admission"]["tenants"]);
 }
 
 // ---- The whole file ----------------------------------------------------------------------
-
-/// Checks that span sections: budgets derived from the TPOT SLO need one.
-void CheckCrossFields(const Field& root, const Scenario& s) {
-  if (s.engine.slo_budgets.value_or(false) && !s.slo.tpot_s) {
-    root["engine"]["slo_budgets"].Fail("needs slo.tpot_s (budgets are derived from it)");
-  }
-}
 
 /// Reads each step's optional `mix: {class name: share}` once the classes are known: every
 /// name must be a class, shares >= 0, and at least one positive. Classes not named get 0.
@@ -451,8 +407,8 @@ Scenario ParseScenario(const Field& root, const std::string& file, const std::st
   if (!root.is_map()) {
     root.Fail("a scenario must be a YAML map");
   }
-  root.RequireKnownKeys(
-      {"name", "seed", "arrival", "classes", "client", "slo", "objectives", "engine", "admission"});
+  root.RequireKnownKeys({"name", "seed", "arrival", "classes", "client", "slo", "objectives",
+                         "engine", "admission", "timeouts"});
   Scenario s;
   s.file = file;
   s.name = NonEmptyString(Required(root, "name"));
@@ -463,9 +419,7 @@ Scenario ParseScenario(const Field& root, const std::string& file, const std::st
   s.client = ParseClient(root["client"]);
   s.slo = ParseSlo(root["slo"]);
   s.objectives = ParseObjectives(root["objectives"]);
-  s.engine = ParseEngine(root["engine"]);
-  s.admission = ParseAdmission(root["admission"]);
-  CheckCrossFields(root, s);
+  ParseSettings(root, &s);
   return s;
 }
 

@@ -10,7 +10,7 @@
 
 #include <boost/json.hpp>
 
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 
 namespace spillway {
 namespace {

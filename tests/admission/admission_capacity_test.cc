@@ -115,7 +115,7 @@ TEST(RequestDeadlineTest, RefusesARequestThatCannotFinishBeforeTheDeadline) {
   EXPECT_FALSE(d.admitted());
   EXPECT_EQ(d.http_status, 400);
   EXPECT_EQ(d.max_output_tokens, 201);  // floor((0.9 x 4.5 - 0.02) / 0.02)
-  EXPECT_EQ(d.reason, OverloadReason::kDeadlineUnreachable);
+  EXPECT_EQ(d.reason, OverloadReason::kMaxTokensExceedsDeadline);
   EXPECT_NEAR(d.decode_est_s, 5.12, 1e-9);
   EXPECT_GE(d.retry_after_s, 1);
   // 128 tokens (2.56 s) fit.

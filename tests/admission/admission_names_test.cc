@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "admission/admission.h"
+#include "api/overload_contract.h"
 
 namespace spillway {
 namespace {
@@ -49,6 +50,25 @@ TEST(AdmissionNamesTest, OverloadReasonTokensAreExact) {
   EXPECT_EQ(ToString(OverloadReason::kQueuedTokensFull), "queued_tokens_full");
   EXPECT_EQ(ToString(OverloadReason::kDraining), "draining");
   EXPECT_EQ(ToString(OverloadReason::kQueueDeadlineExceeded), "queue_deadline_exceeded");
+}
+
+}  // namespace
+}  // namespace spillway
+
+namespace spillway {
+namespace {
+
+// Every reason admission can give is a row of the overload contract, and a refusal carries
+// the contract's status for it.
+TEST(AdmissionContractTest, EveryReasonIsAContractRowWithItsStatus) {
+  for (int r = static_cast<int>(OverloadReason::kRateLimited);
+       r <= static_cast<int>(OverloadReason::kKvCapacityExceeded); ++r) {
+    const auto reason = static_cast<OverloadReason>(r);
+    const api::ContractRow* row = api::FindContractRow(ToString(reason));
+    ASSERT_NE(row, nullptr) << ToString(reason);
+    EXPECT_EQ(AdmissionController::Refusal(reason, 0.2).http_status, row->http_status);
+    EXPECT_EQ(AdmissionController::Refusal(reason, 0.2).retry_after_s, 1.0);
+  }
 }
 
 }  // namespace

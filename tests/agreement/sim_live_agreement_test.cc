@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -46,8 +47,9 @@ namespace json = boost::json;
 using server_test::HttpRequest;
 using server_test::PendingRequest;
 
-// The scenario both runs use. Batch budgets are explicit so that the server (which sizes them
-// from its own config) and the simulator (from the scenario's mean context) run the same batch.
+// The scenario both runs use: `spillway sim --scenario` and `spillway serve --scenario` resolve
+// the same engine from it (engine/resolve.h), batch budgets included. A long request deadline
+// keeps the comparison about queueing, not about which long requests the deadline refuses.
 constexpr const char* kScenario = R"(name: agreement-burst
 seed: 11
 arrival:
@@ -64,8 +66,8 @@ slo:
   tpot_s: 0.035
 engine:
   profile: seed-a100-7b
-  max_num_seqs: 27
-  max_num_batched_tokens: 200
+timeouts:
+  request_timeout_s: 60
 )";
 
 constexpr double kTolerance = 0.15;
@@ -96,25 +98,18 @@ double P95(std::vector<double> v) {
 class SimLiveAgreementTest : public server_test::ServerFixture {
  protected:
   std::vector<std::string> ServerArgs() override {
-    // A long request deadline: the simulator has no server deadline to refuse against.
-    return {"--policy",
-            "predictive",
-            "--profile",
-            "seed-a100-7b",
-            "--max-num-seqs",
-            "27",
-            "--max-num-batched-tokens",
-            "200",
-            "--ttft-slo-s",
-            "1.0",
-            "--tpot-slo-s",
-            "0.035",
-            "--request-timeout-s",
-            "60",
-            "--client-timeout-s",
-            "90",
-            "--max-connections",
-            "4096"};
+    // The engine the scenario describes, as the simulator runs it; only the listener and the
+    // clients' timeout (validated against the request deadline) are serve's own.
+    return {"--scenario",         ScenarioPath(), "--policy",          "predictive",
+            "--client-timeout-s", "90",           "--max-connections", "4096"};
+  }
+
+  std::string ScenarioPath() {
+    const std::filesystem::path path = dir_.path() / "agreement.yaml";
+    if (!std::filesystem::exists(path)) {
+      dir_.Write("agreement.yaml", kScenario);
+    }
+    return path.string();
   }
 
   RunResult RunSim(const std::string& scenario_path) {
@@ -203,7 +198,7 @@ TEST_F(SimLiveAgreementTest, BurstAdmittedCountsAndP95TtftAgreeWithin15Percent) 
   if (kSanitized) {
     GTEST_SKIP() << "timing agreement is measured in the release build";
   }
-  const std::string scenario_path = dir_.Write("agreement.yaml", kScenario);
+  const std::string scenario_path = ScenarioPath();
   const Scenario scenario = LoadScenario(scenario_path);
   const std::vector<Arrival> arrivals = GenerateArrivals(scenario, scenario.seed);
   ASSERT_GT(arrivals.size(), 250u);

@@ -22,9 +22,11 @@ using server_test::ModelLabel;
 class LiveCancellationTest : public LiveFailureTest {
  protected:
   std::vector<std::string> ServerArgs() override {
-    // The naive queue, so clients leave from the queue as well as mid-stream; a deadline long
-    // enough for the 1000-token requests to be admitted at all.
-    return {"--policy", "unbounded", "--request-timeout-s", "60", "--client-timeout-s", "90"};
+    // The naive queue, so clients leave from the queue as well as mid-stream; the scenario's
+    // deadline is long enough for its 1000-token requests to be admitted at all.
+    std::vector<std::string> args = ScenarioArgs("cancellation");
+    args.insert(args.end(), {"--policy", "unbounded", "--client-timeout-s", "90"});
+    return args;
   }
 };
 

@@ -35,7 +35,7 @@ namespace spillway::failure_test {
 namespace json = boost::json;
 
 /// `spillway sim --scenario scenarios/seed-burst.yaml --measure-capacity` (seed 1), req/s.
-constexpr double kCapacityRps = 11.12;
+constexpr double kCapacityRps = 10.34;
 
 /// The extra length factor from SPILLWAY_FAILURE_SCALE (1 when unset or not a positive number).
 inline double LengthScaleFromEnv() {
@@ -61,6 +61,12 @@ inline Scenario Shortened(const std::string& name, double scale) {
     step.duration_s *= factor;
   }
   return sc;
+}
+
+/// `spillway serve` flags that serve the engine scenarios/failure/NAME.yaml describes (its
+/// engine, admission, timeouts and slo sections), as `spillway sim` resolves it.
+inline std::vector<std::string> ScenarioArgs(const std::string& name) {
+  return {"--scenario", std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/failure/" + name + ".yaml"};
 }
 
 /// One bench run: its result and its per-attempt records (the --records JSON lines).

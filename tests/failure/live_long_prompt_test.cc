@@ -33,20 +33,10 @@ class LiveLongPromptTest : public LiveFailureTest {
   // (20 s) instead of 4.5 s: a 4,000-token prompt preempted and recomputed during the burst
   // takes 3 to 4 s, which the simulator, without that deadline, lets finish.
   std::vector<std::string> ServerArgs() override {
-    const Scenario sc = Shortened(kScenario, 1);  // only its engine section is used here
-    const ScenarioEngine& e = sc.engine;
-    return {"--policy",
-            "unbounded",
-            "--num-gpu-blocks",
-            std::to_string(e.num_gpu_blocks.value_or(0)),
-            "--long-prefill-token-threshold",
-            std::to_string(e.long_prefill_token_threshold.value_or(0)),
-            "--max-preemptions",
-            std::to_string(e.max_preemptions.value_or(0)),
-            "--request-timeout-s",
-            "20",
-            "--client-timeout-s",
-            "25"};
+    // The scenario's engine (tight KV pool, long-prefill threshold, preemption cap, deadline).
+    std::vector<std::string> args = ScenarioArgs(kScenario);
+    args.insert(args.end(), {"--policy", "unbounded", "--client-timeout-s", "25"});
+    return args;
   }
 };
 

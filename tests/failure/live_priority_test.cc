@@ -28,9 +28,10 @@ class LivePrioritySkewTest : public LiveFailureTest {
                                         "api_keys:\n"
                                         "  - {key: sk-interactive, tenant: interactive}\n"
                                         "  - {key: sk-batch, tenant: batch, max_priority: 1}\n");
-    return {"--config",           keys, "--scheduling",        "priority",
-            "--priority-aging-s", "10", "--request-timeout-s", "20",
-            "--client-timeout-s", "25"};
+    // The scenario's engine (priority scheduling, its deadline) with the keys' tenants.
+    std::vector<std::string> args = ScenarioArgs("priority-skew");
+    args.insert(args.end(), {"--config", keys, "--client-timeout-s", "25"});
+    return args;
   }
 
   testing_util::TempDir dir_;

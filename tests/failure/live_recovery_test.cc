@@ -9,7 +9,7 @@
 //    admission keeps about mu x TTFT SLO (~11) requests waiting, each of which starts or is
 //    dropped at the queue head within the TTFT SLO (1 s); after the burst the offered load is
 //    8 req/s plus the burst's backoff retries, at most 20% more by the retry budget (9.6 req/s,
-//    under mu = 11.12), so nothing rebuilds the queue: 1 s to drain, 1 s for the once-a-second
+//    under mu = 10.34), so nothing rebuilds the queue: 1 s to drain, 1 s for the once-a-second
 //    scrape, 3 s for a loaded 2-core machine. (The simulator allows 10 s: there the burst's
 //    retries keep its queue up for 6 s after the burst; live they did not.)
 //    Loosened from the simulator's base depth + 1 to + 2: a scrape is one instant, and the short

@@ -85,22 +85,21 @@ TEST_F(PreemptionMetricsTest, APreemptionCountsTheTokensToRecomputeAndTheirPrefi
   EXPECT_LE(prefill, kRequests * kPromptTokens + recomputed + preemptions);
 }
 
-// 16 + 200 tokens need 14 blocks of the pool's 8: at 128 tokens the request preempts itself,
-// and a recompute of 128 tokens plus one can never fit.
-TEST_F(PreemptionMetricsTest, ARequestThatOutgrowsThePoolFailsFastWithPreemptionLimit) {
+// 16 + 200 tokens need 14 blocks of the pool's 8 (128 tokens): the request could only ever
+// preempt itself, so it is refused at the door with 400 kv_capacity_exceeded (no retry helps),
+// streaming or not, saying how many max_tokens would fit; those then complete.
+TEST_F(PreemptionMetricsTest, ARequestLargerThanTheWholePoolIsA400AtTheDoor) {
   const HttpResponse plain = client().Post("/v1/completions", Completion(200).body, {}, 60);
-  EXPECT_TRUE(server_test::IsOpenAiError(plain, 503, "preemption_limit"));
-  EXPECT_EQ(plain.Header("X-Overload-Reason"), "preemption_limit");
+  EXPECT_TRUE(server_test::IsOpenAiError(plain, 400, "kv_capacity_exceeded"));
+  EXPECT_NE(plain.body.find("at most 112 max_tokens"), std::string::npos) << plain.body;
+  EXPECT_FALSE(plain.Header("Retry-After").has_value());
 
   PendingRequest stream(client().port(), Completion(200, true), 60);
-  ASSERT_EQ(stream.ReadHead(60).status, 200) << stream.error();
-  std::string error_event;
-  while (const std::optional<std::string> data = stream.NextEvent(60)) {
-    if (data->find(R"("error")") != std::string::npos) {
-      error_event = *data;
-    }
-  }
-  EXPECT_NE(error_event.find(R"("code":"preemption_limit")"), std::string::npos) << error_event;
+  const HttpResponse head = stream.ReadResponse(60);
+  EXPECT_TRUE(server_test::IsOpenAiError(head, 400, "kv_capacity_exceeded"));
+
+  const HttpResponse fits = client().Post("/v1/completions", Completion(112).body, {}, 60);
+  EXPECT_EQ(fits.status, 200) << fits.body;
 }
 
 }  // namespace

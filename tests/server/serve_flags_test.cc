@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,6 +65,53 @@ TEST_F(NoChunkedPrefillTest, ALongPromptIsServedInOneStep) {
   const server_test::HttpResponse r =
       client().Post("/v1/completions", R"({"prompt":)" + prompt + R"(,"max_tokens":4})", {}, 30);
   EXPECT_EQ(r.status, 200) << r.error << r.body;
+}
+
+}  // namespace
+}  // namespace spillway
+
+namespace spillway {
+namespace {
+
+/// "max_num_seqs N, max_num_batched_tokens M" as a start-up line prints it.
+std::string Budgets(const std::string& output) {
+  const std::size_t at = output.find("max_num_seqs ");
+  if (at == std::string::npos) {
+    return "";
+  }
+  std::size_t end = output.find("max_num_batched_tokens ", at) + 23;
+  while (end < output.size() && std::isdigit(static_cast<unsigned char>(output[end])) != 0) {
+    ++end;
+  }
+  return output.substr(at, end - at);
+}
+
+// `spillway serve --scenario FILE` runs the engine `spillway sim --scenario FILE` simulates:
+// one resolve (engine/resolve.h) from the scenario's engine, admission, timeouts and slo
+// sections gives both the same batch budgets and KV pool.
+class ServeScenarioTest : public server_test::ServerFixture {
+ protected:
+  static std::string Scenario() {
+    return std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/failure/long-prompt-burst.yaml";
+  }
+  std::vector<std::string> ServerArgs() override {
+    return {"--scenario", Scenario(), "--client-timeout-s", "25"};
+  }
+};
+
+TEST_F(ServeScenarioTest, ServesTheEngineTheSimulatorRunsForTheSameFile) {
+  const testing_util::CommandResult sim = testing_util::RunCommand(
+      {SPILLWAY_BINARY, "sim", "--scenario", Scenario(), "--policy", "unbounded"}, 120);
+  ASSERT_TRUE(sim.exited && sim.exit_code == 0) << sim.output;
+  const std::string served = server().Output();
+  ASSERT_FALSE(Budgets(sim.output).empty()) << sim.output;
+  EXPECT_EQ(Budgets(served), Budgets(sim.output)) << served;
+  // The scenario's tight KV pool (engine.num_gpu_blocks), not the profile's.
+  const std::size_t blocks = sim.output.find(" KV blocks");
+  ASSERT_NE(blocks, std::string::npos);
+  const std::size_t start = sim.output.rfind(' ', blocks - 1) + 1;
+  const std::string count = sim.output.substr(start, blocks - start);
+  EXPECT_NE(served.find(count + " KV blocks"), std::string::npos) << count << "\n" << served;
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 #include "net/clock.h"
 #include "server/server_config.h"
 
@@ -42,7 +42,7 @@ TEST(ServerConfigFuzzRegressionsTest, LargestTimeoutsStillBecomeDeadlines) {
   const net::SteadyClock clock;
   EXPECT_GT(clock.At(clock.Now() + c.client_timeout_s), clock.At(clock.Now()));
   ServerConfig flags = c;
-  flags.request_timeout_s = 2e6;  // as a --request-timeout-s flag would set it
+  flags.engine.request_timeout_s = 2e6;  // as a --request-timeout-s flag would set it
   EXPECT_THROW(ValidateServerConfig(flags, "flags"), config::ConfigError);
 }
 

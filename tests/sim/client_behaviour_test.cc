@@ -57,10 +57,26 @@ TEST(ContextLengthTest, RequestsLongerThanTheContextAreRefusedWith400) {
   EXPECT_EQ(s.retries, 0);  // a 400 is not retried
 }
 
+// The case a new user found live: with 100 KV blocks (1,600 tokens) a 2,000-token prompt fits
+// max_model_len but not the pool. It is refused at the door with 400 kv_capacity_exceeded,
+// never retried (the contract says no retry helps), and costs no engine time.
+TEST(KvCapacityTest, ARequestLargerThanTheWholePoolIsA400AtTheDoorAndNotRetried) {
+  Scenario sc = Burst();
+  sc.settings.num_gpu_blocks = 100;
+  sc.classes[2].prompt_tokens.value = 2000;
+  sc.client.retry = RetryPolicy::kFixed;
+  sc.client.max_attempts = 3;
+  const RunSummary s = RunSim(sc, AdmissionPolicy::kUnbounded);
+  ASSERT_GT(s.rejected_by_reason.count("kv_capacity_exceeded"), 0u);
+  EXPECT_EQ(s.rejected_by_reason.at("kv_capacity_exceeded"), s.rejected_by_status.at("400"));
+  EXPECT_EQ(s.retries, 0);
+  EXPECT_EQ(s.rejected_by_reason.count("rejected"), 0u);
+}
+
 TEST(QueueDeadlineTest, CanBeTurnedOffUnderPredictive) {
   Scenario sc = Burst();
   EXPECT_GT(RunSim(sc, AdmissionPolicy::kPredictive).dropped_at_queue_head, 0);
-  sc.admission.queue_deadline = false;
+  sc.settings.queue_deadline = false;
   EXPECT_EQ(RunSim(sc, AdmissionPolicy::kPredictive).dropped_at_queue_head, 0);
 }
 

@@ -36,7 +36,7 @@ TEST(FailureLongPromptTest, ShortRequestsKeepTheirTtftAndRecomputeStaysSmall) {
 
 TEST(FailureLongPromptTest, WithoutTheLongPrefillCapShortRequestsQueueBehindLongPrompts) {
   Scenario sc = LoadScenario(RepoPath("scenarios/failure/long-prompt-burst.yaml"));
-  sc.engine.long_prefill_token_threshold = 0;
+  sc.settings.long_prefill_token_threshold = 0;
   Scenario baseline = sc;
   baseline.arrival.steps[1].rate_rps = 6;
   baseline.arrival.steps[1].mix = {1.0, 0.0};

@@ -15,8 +15,7 @@ inline std::string RepoPath(const std::string& relative) {
 
 inline RunConfig Resolve(const Scenario& sc, AdmissionPolicy policy,
                          const RunOverrides& overrides = {}) {
-  return ResolveRunConfig(sc, policy, RepoPath("profiles"), overrides,
-                          MeanContextTokens(sc, sc.seed));
+  return ResolveRunConfig(sc, policy, RepoPath("profiles"), overrides);
 }
 
 inline RunSummary RunSim(const Scenario& sc, AdmissionPolicy policy,

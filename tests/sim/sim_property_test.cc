@@ -41,17 +41,17 @@ Scenario RandomScenario(Rng& rng) {
   sc.client.retry_budget = rng.Uniform() < 0.5 ? 0.0 : 0.2;
   sc.slo.ttft_s = 1.0;
   sc.slo.tpot_s = 0.05;
-  sc.engine.num_gpu_blocks = static_cast<std::int32_t>(rng.UniformInt(60, 400));  // preempts
-  sc.engine.max_num_seqs = static_cast<std::int32_t>(rng.UniformInt(1, 64));
-  sc.engine.max_num_batched_tokens = static_cast<std::int32_t>(rng.UniformInt(16, 1024));
-  sc.engine.enable_chunked_prefill = rng.Uniform() < 0.8;
-  if (!*sc.engine.enable_chunked_prefill) {
-    sc.engine.max_num_batched_tokens = 4096;  // a whole prompt must fit a step (max_model_len)
+  sc.settings.num_gpu_blocks = static_cast<std::int32_t>(rng.UniformInt(60, 400));  // preempts
+  sc.settings.max_num_seqs = static_cast<std::int32_t>(rng.UniformInt(1, 64));
+  sc.settings.max_num_batched_tokens = static_cast<std::int32_t>(rng.UniformInt(16, 1024));
+  sc.settings.enable_chunked_prefill = rng.Uniform() < 0.8;
+  if (!*sc.settings.enable_chunked_prefill) {
+    sc.settings.max_num_batched_tokens = 4096;  // a whole prompt must fit a step (max_model_len)
   }
-  sc.engine.scheduling = rng.Uniform() < 0.5 ? "fcfs" : "priority";
-  sc.engine.max_preemptions = static_cast<std::int32_t>(rng.UniformInt(0, 3));
-  sc.engine.propagate_cancellation = rng.Uniform() < 0.7;
-  sc.engine.slo_budgets = false;
+  sc.settings.scheduling = rng.Uniform() < 0.5 ? "fcfs" : "priority";
+  sc.settings.max_preemptions = static_cast<std::int32_t>(rng.UniformInt(0, 3));
+  sc.settings.propagate_cancellation = rng.Uniform() < 0.7;
+  sc.settings.slo_budgets = false;
   return sc;
 }
 

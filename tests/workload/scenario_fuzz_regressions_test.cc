@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 #include "workload/arrivals.h"
 #include "workload/scenario.h"
 

@@ -78,10 +78,10 @@ TEST(ScenarioLoaderTest, LoadsSeedBurst) {
   EXPECT_FALSE(s.slo.e2e_s.has_value());
   EXPECT_EQ(s.objectives.e2e_p99_s, 5.0);
   EXPECT_FALSE(s.objectives.ttft_p95_s.has_value());
-  EXPECT_EQ(s.engine.profile, "seed-a100-7b");
-  EXPECT_EQ(s.engine.slo_budgets, true);
-  EXPECT_FALSE(s.engine.max_num_seqs.has_value());
-  EXPECT_FALSE(s.admission.max_num_queued_reqs.has_value());
+  EXPECT_EQ(s.settings.profile, "seed-a100-7b");
+  EXPECT_EQ(s.settings.slo_budgets, true);
+  EXPECT_FALSE(s.settings.max_num_seqs.has_value());
+  EXPECT_FALSE(s.settings.max_num_queued_reqs.has_value());
   EXPECT_TRUE(s.admission.tenants.empty());
 }
 
@@ -104,7 +104,7 @@ TEST(ScenarioLoaderTest, LoadsAzureConvFromTheSharedTrace) {
   EXPECT_DOUBLE_EQ(s.client.total_timeout_s, 120);
   EXPECT_EQ(s.slo.ttft_s, 2.0);
   EXPECT_EQ(s.slo.tpot_s, 0.1);
-  EXPECT_EQ(s.engine.profile, "h100-llama3-8b");
+  EXPECT_EQ(s.settings.profile, "h100-llama3-8b");
 }
 
 TEST(ScenarioLoaderTest, TheDocumentedExampleLoads) {
@@ -137,7 +137,7 @@ TEST(ScenarioLoaderTest, AppliesDefaults) {
   EXPECT_EQ(s.client.total_timeout_s, kNever);
   EXPECT_EQ(s.client.retry, RetryPolicy::kNone);
   EXPECT_FALSE(s.slo.ttft_s || s.slo.tpot_s || s.slo.e2e_s);
-  EXPECT_FALSE(s.engine.profile.has_value());
+  EXPECT_FALSE(s.settings.profile.has_value());
 }
 
 TEST(ScenarioLoaderTest, ParsesTokenDistributions) {
@@ -239,20 +239,20 @@ admission:
   EXPECT_EQ(s.classes[0].tenant, "acme");
   EXPECT_EQ(s.slo.e2e_s, 4.0);
   EXPECT_EQ(s.objectives.goodput_fraction, 0.99);
-  EXPECT_EQ(s.engine.max_num_seqs, 64);
-  EXPECT_EQ(s.engine.max_num_batched_tokens, 2048);
-  EXPECT_EQ(s.engine.slo_budget_context_tokens, 1024);
-  EXPECT_EQ(s.engine.enable_chunked_prefill, true);
-  EXPECT_EQ(s.engine.scheduling, "priority");
-  EXPECT_EQ(s.engine.priority_aging_s, 5.0);
-  EXPECT_EQ(s.engine.max_preemptions, 0);
-  EXPECT_EQ(s.engine.num_gpu_blocks, 1000);
-  EXPECT_EQ(s.engine.propagate_cancellation, false);
-  EXPECT_EQ(s.admission.max_num_queued_reqs, 32);
-  EXPECT_EQ(s.admission.max_num_queued_tokens, 100000);
-  EXPECT_EQ(s.admission.kv_headroom, 0.85);
-  EXPECT_EQ(s.admission.queue_deadline, true);
-  EXPECT_EQ(s.admission.degrade_max_tokens, 64);
+  EXPECT_EQ(s.settings.max_num_seqs, 64);
+  EXPECT_EQ(s.settings.max_num_batched_tokens, 2048);
+  EXPECT_EQ(s.settings.slo_budget_context_tokens, 1024);
+  EXPECT_EQ(s.settings.enable_chunked_prefill, true);
+  EXPECT_EQ(s.settings.scheduling, "priority");
+  EXPECT_EQ(s.settings.priority_aging_s, 5.0);
+  EXPECT_EQ(s.settings.max_preemptions, 0);
+  EXPECT_EQ(s.settings.num_gpu_blocks, 1000);
+  EXPECT_EQ(s.settings.propagate_cancellation, false);
+  EXPECT_EQ(s.settings.max_num_queued_reqs, 32);
+  EXPECT_EQ(s.settings.max_num_queued_tokens, 100000);
+  EXPECT_EQ(s.settings.kv_headroom, 0.85);
+  EXPECT_EQ(s.settings.queue_deadline, true);
+  EXPECT_EQ(s.settings.degrade_max_tokens, 64);
   ASSERT_EQ(s.admission.tenants.size(), 2u);
   EXPECT_EQ(s.admission.tenants[0].name, "acme");
   EXPECT_DOUBLE_EQ(s.admission.tenants[0].rate_rps, 5);
@@ -379,12 +379,13 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"NotABool",
                   kHead + kClasses + "engine:\n  slo_budgets: maybe\n",
                   {"test.yaml:5: engine.slo_budgets: must be true or false, got 'maybe'"}},
-        ErrorCase{"SloBudgetsWithoutTpot",
-                  kHead + kClasses + "engine:\n  slo_budgets: true\n",
-                  {"test.yaml:5: engine.slo_budgets: needs slo.tpot_s", "got 'true'"}},
+        ErrorCase{
+            "RequestTimeoutOutOfRange",
+            kHead + kClasses + "timeouts:\n  request_timeout_s: 0\n",
+            {"test.yaml:5: timeouts.request_timeout_s: must be a number in (0, 1e+06]", "got '0'"}},
         ErrorCase{"KvHeadroomOutOfRange",
                   kHead + kClasses + "admission:\n  kv_headroom: 1.5\n",
-                  {"test.yaml:5: admission.kv_headroom: must be in (0, 1], got '1.5'"}},
+                  {"test.yaml:5: admission.kv_headroom: must be a number in (0, 1], got '1.5'"}},
         ErrorCase{"TenantBurstBelowOne",
                   kHead + kClasses +
                       "admission:\n  tenants:\n    - {name: t, rate_rps: 1, "

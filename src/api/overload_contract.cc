@@ -1,0 +1,66 @@
+#include "api/overload_contract.h"
+
+namespace spillway::api {
+
+// dropped_reason values are llm-d-router's RequestDroppedReason constants
+// (pkg/common/error: rejected-saturated, rejected-ttl-expired, rejected-shutting-down, ...).
+const std::vector<ContractRow>& OverloadContract() {
+  static const std::vector<ContractRow> rows = {
+      {"rate_limited", 429, "rate_limit_error", true,
+       "the tenant's token bucket is empty (X-RateLimit-Reset says when it refills)", ""},
+      {"queue_delay_exceeded", 429, "rate_limit_error", true,
+       "predictive: the estimated queue delay plus prefill would pass the TTFT SLO",
+       "rejected-saturated"},
+      {"kv_saturation", 429, "rate_limit_error", true,
+       "predictive: KV cache usage is above the headroom threshold", "rejected-saturated"},
+      {"queue_delay_and_kv_saturation", 429, "rate_limit_error", true,
+       "predictive: both of the above", "rejected-saturated"},
+      {"deadline_unreachable", 429, "rate_limit_error", true,
+       "predictive: the request could not finish before the server's request deadline at this "
+       "load",
+       "rejected-saturated"},
+      {"queue_deadline_exceeded", 429, "rate_limit_error", true,
+       "admitted, then dropped at the queue head after its queue-ingress deadline, before any "
+       "prefill",
+       "rejected-ttl-expired"},
+      {"queue_full", 503, "overloaded", true,
+       "the waiting queue is at max_num_queued_reqs (tail-drop's hard limit)",
+       "rejected-saturated"},
+      {"queued_tokens_full", 503, "overloaded", true,
+       "the waiting prompt tokens are at max_num_queued_tokens", "rejected-saturated"},
+      {"draining", 503, "overloaded", true,
+       "the server is shutting down: send new requests to another replica",
+       "rejected-shutting-down"},
+      {"too_many_connections", 503, "overloaded", true,
+       "the server is at max_connections (answered before the request is read)",
+       "rejected-saturated"},
+      {"preemption_limit", 503, "overloaded", true,
+       "the engine preempted the request more often than max_preemptions allows", ""},
+      {"request_timeout", 504, "timeout", false,
+       "the server's request deadline (timeouts.request_timeout_s) passed; the work is aborted",
+       ""},
+      {"context_length_exceeded", 400, "invalid_request_error", false,
+       "prompt plus max_tokens exceed the model's context length (max_model_len)", ""},
+      {"kv_capacity_exceeded", 400, "invalid_request_error", false,
+       "prompt plus max_tokens need more KV blocks than the whole cache has", ""},
+      {"max_tokens_exceeds_deadline", 400, "invalid_request_error", false,
+       "even an idle engine could not generate max_tokens before the request deadline", ""},
+  };
+  return rows;
+}
+
+const ContractRow* FindContractRow(std::string_view reason) {
+  for (const ContractRow& row : OverloadContract()) {
+    if (row.reason == reason) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+int StatusOf(std::string_view reason) {
+  const ContractRow* row = FindContractRow(reason);
+  return row != nullptr ? row->http_status : 503;
+}
+
+}  // namespace spillway::api

@@ -1,0 +1,35 @@
+#pragma once
+// The overload contract: every way Spillway refuses or fails a request for load, deadline or
+// capacity, in one table. Each row is a stable reason token (the X-Overload-Reason header and
+// the OpenAI error body's "code"), its HTTP status, the OpenAI error "type", whether a retry
+// can succeed, what it means, and the Gateway API Inference Extension's
+// x-llm-d-request-dropped-reason value where one applies. The server, the simulator (through
+// admission), the load generator's classifier, `spillway soak-check` and a docs check
+// (tests/api/overload_contract_docs_test.cc against docs/serve.md) all read it.
+//
+// Statuses: 429 shed by policy (retry after Retry-After); 503 hard limit, draining or no
+// capacity (retry later or elsewhere); 504 the server's deadline passed; 400 can never be
+// served as asked (no retry helps).
+
+#include <string_view>
+#include <vector>
+
+namespace spillway::api {
+
+struct ContractRow {
+  std::string_view reason;          ///< stable token, e.g. "queue_delay_exceeded"
+  int http_status = 0;              ///< 429, 503, 504 or 400
+  std::string_view error_type;      ///< OpenAI error type ("rate_limit_error", "overloaded", ...)
+  bool retryable = false;           ///< a later retry (after Retry-After) can succeed
+  std::string_view meaning;         ///< one sentence, as docs/serve.md says it
+  std::string_view dropped_reason;  ///< x-llm-d-request-dropped-reason value, or empty
+};
+
+/// Every row, in documentation order.
+const std::vector<ContractRow>& OverloadContract();
+/// The row for `reason`, or nullptr for a token outside the contract.
+const ContractRow* FindContractRow(std::string_view reason);
+/// The row's status, or 503 for a token outside the contract (a load failure, never a 500).
+int StatusOf(std::string_view reason);
+
+}  // namespace spillway::api

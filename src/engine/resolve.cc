@@ -1,0 +1,93 @@
+#include "engine/resolve.h"
+
+#include <algorithm>
+
+#include "admission/priors.h"
+#include "config/config_error.h"
+#include "executor/cost_model.h"
+#include "sched/slo_budget.h"
+
+namespace spillway {
+namespace {
+
+std::string Prefix(const std::string& origin) { return origin.empty() ? "" : origin + ": "; }
+
+SchedulerConfig ResolveScheduler(const config::EngineSettings& s, const CostModel& cost,
+                                 std::int32_t max_model_len, const std::string& origin,
+                                 std::optional<SloBudgets>* budgets) {
+  SchedulerConfig c;
+  c.enable_chunked_prefill = *s.enable_chunked_prefill;
+  c.policy = *s.scheduling == "priority" ? SchedulingPolicy::kPriority : SchedulingPolicy::kFcfs;
+  c.priority_aging_s = *s.priority_aging_s;
+  c.max_preemptions = static_cast<std::int32_t>(*s.max_preemptions);
+  c.long_prefill_token_threshold = static_cast<std::int32_t>(*s.long_prefill_token_threshold);
+  if (*s.slo_budgets) {
+    const std::int64_t context =
+        std::min<std::int64_t>(*s.slo_budget_context_tokens, max_model_len);
+    *budgets = DeriveSloBudgets(cost, kSloBudgetHeadroom * *s.tpot_slo_s, context);
+    c.max_num_seqs = (*budgets)->max_num_seqs;
+    c.max_num_batched_tokens = (*budgets)->max_num_batched_tokens;
+  }
+  // Explicit limits win over derived budgets.
+  c.max_num_seqs = static_cast<std::int32_t>(s.max_num_seqs.value_or(c.max_num_seqs));
+  c.max_num_batched_tokens =
+      static_cast<std::int32_t>(s.max_num_batched_tokens.value_or(c.max_num_batched_tokens));
+  if (!c.enable_chunked_prefill && c.max_num_batched_tokens < max_model_len) {
+    // Without chunking, a whole prompt must fit one step (vLLM enforces the same rule).
+    if (s.max_num_batched_tokens) {
+      throw config::ConfigError(
+          Prefix(origin) + "engine.max_num_batched_tokens: must be >= max_model_len (" +
+          std::to_string(max_model_len) + ") when enable_chunked_prefill is false");
+    }
+    c.max_num_batched_tokens = max_model_len;
+  }
+  return c;
+}
+
+}  // namespace
+
+AdmissionPolicy PolicyOf(const config::EngineSettings& settings) {
+  AdmissionPolicy p = AdmissionPolicy::kPredictive;
+  if (settings.policy) {
+    ParseAdmissionPolicy(*settings.policy, &p);
+  }
+  return p;
+}
+
+EngineConfig ResolveEngine(const config::EngineSettings& given, const std::string& profile_dir,
+                           const TenantLimits& tenants, const std::string& origin) {
+  const config::EngineSettings s = config::Overlay(config::EngineDefaults(), given);
+  EngineConfig e;
+  try {
+    e.profile = LoadProfileByName(*s.profile, profile_dir);
+  } catch (const config::ConfigError& error) {
+    throw config::ConfigError(Prefix(origin) + "engine.profile: " + error.what());
+  }
+  const CostModel cost(e.profile);
+  e.max_model_len = static_cast<std::int32_t>(s.max_model_len.value_or(e.profile.max_model_len));
+  e.num_gpu_blocks =
+      static_cast<std::int32_t>(s.num_gpu_blocks.value_or(e.profile.num_gpu_blocks()));
+  e.propagate_cancellation = *s.propagate_cancellation;
+  e.scheduler = ResolveScheduler(s, cost, e.max_model_len, origin, &e.slo_budgets);
+
+  AdmissionConfig& a = e.admission;
+  a.policy = PolicyOf(s);
+  a.ttft_slo_s = *s.ttft_slo_s;
+  a.kv_headroom = *s.kv_headroom;
+  a.max_num_queued_reqs = *s.max_num_queued_reqs > 0
+                              ? static_cast<std::int32_t>(*s.max_num_queued_reqs)
+                              : DefaultMaxNumQueuedReqs(a.policy);
+  a.max_num_queued_tokens = *s.max_num_queued_tokens;
+  a.queue_deadline = s.queue_deadline;  // unset: deadlines under predictive only
+  a.degrade_max_tokens = static_cast<std::int32_t>(*s.degrade_max_tokens);
+  a.request_deadline_s = *s.request_timeout_s;
+  a.tenants = tenants;
+  // Priors until the engine's own measurements arrive, at the context the budgets assume.
+  const std::int64_t context =
+      std::min<std::int64_t>(*s.slo_budget_context_tokens, e.max_model_len);
+  a.estimator = EstimatorPriors(cost, e.scheduler, context);
+  a.decode_step_s_by_batch = DecodeStepTimes(cost, e.scheduler.max_num_seqs, context);
+  return e;
+}
+
+}  // namespace spillway
