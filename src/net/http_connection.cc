@@ -6,13 +6,16 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <tuple>
 
 namespace spillway::net {
 namespace {
 
 constexpr auto kWriteTimeout = std::chrono::seconds(30);
+constexpr std::size_t kDiscardChunkBytes = 64 * 1024;  // one read of a lingering close
 constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
 constexpr std::string_view kCrlf = "\r\n";
 constexpr std::string_view kLastChunk = "0\r\n\r\n";
@@ -154,6 +157,32 @@ asio::awaitable<bool> HttpConnection::WaitClientGone() {
       co_return true;
     }
   }
+}
+
+asio::awaitable<void> LingeringClose(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                     const LingerLimits& limits) {
+  boost::system::error_code ec;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+  std::size_t discarded = buffer.size();
+  buffer.clear();
+  const auto give_up = std::chrono::steady_clock::now() + limits.total;
+  while (!ec && discarded < limits.discard_bytes_max) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        give_up - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      break;
+    }
+    // On expiry tcp_stream cancels the read and closes the socket.
+    stream.expires_after(std::min(limits.idle, left));
+    std::size_t n = 0;
+    const std::size_t want = std::min(kDiscardChunkBytes, limits.discard_bytes_max - discarded);
+    std::tie(ec, n) = co_await stream.async_read_some(buffer.prepare(want), kUse);
+    discarded += n;  // never committed: the bytes are dropped
+  }
+  // Ended by EOF (a clean close), a reset, a bound or a timeout: unread bytes, if any, get the
+  // reset they would have got at once, but the reply has had its chance to arrive.
+  stream.expires_never();
+  stream.socket().close(ec);
 }
 
 }  // namespace spillway::net

@@ -15,6 +15,8 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -85,5 +87,24 @@ class HttpConnection {
   bool keep_alive_ = true;
   bool close_delimited_ = false;  // an HTTP/1.0 stream: the body ends when we close
 };
+
+/// Bounds of a lingering close: the most bytes read and discarded, the most time spent in all,
+/// and the longest silence from the client.
+struct LingerLimits {
+  std::size_t discard_bytes_max = 0;
+  std::chrono::milliseconds total{0};
+  std::chrono::milliseconds idle{0};
+};
+
+/// Closes a connection whose request may still be arriving, after nginx's lingering_close:
+/// shuts the sending side (the client reads the reply already written, then EOF), then reads
+/// and discards what the client sends until the client closes, `limits.discard_bytes_max`
+/// bytes have come (counting those `buffer` holds; it is cleared), `limits.total` has passed
+/// or the client was silent for `limits.idle`; then closes the socket. Closing at once would
+/// make the kernel answer the unread bytes with a reset: a client still writing its body
+/// would see a broken pipe, never the reply. Takes at most `limits.total` (plus one
+/// scheduling delay).
+asio::awaitable<void> LingeringClose(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                     const LingerLimits& limits);
 
 }  // namespace spillway::net

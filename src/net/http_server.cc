@@ -1,5 +1,6 @@
 #include "net/http_server.h"
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -10,6 +11,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/read.hpp>
+#include <charconv>
 #include <chrono>
 #include <stdexcept>
 #include <string_view>
@@ -22,6 +24,26 @@ constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
 
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
+
+// The bounds of a lingering close after an early reply to a request announcing a body of
+// `announced_bytes` (see kLingerSlackBytes).
+LingerLimits Linger(std::uint64_t announced_bytes) {
+  LingerLimits limits;
+  limits.discard_bytes_max = kLingerSlackBytes + static_cast<std::size_t>(std::min<std::uint64_t>(
+                                                     announced_bytes, kLingerAnnouncedBytesMax));
+  limits.total = std::chrono::milliseconds(kLingerTotalMs);
+  limits.idle = std::chrono::milliseconds(kLingerIdleMs);
+  return limits;
+}
+
+// The body length `request` announces in Content-Length, or `otherwise` without one (chunked).
+// (The parser's content_length() may not be asked when the limit failed the header.)
+std::uint64_t AnnouncedBodyBytes(const Request& request, std::uint64_t otherwise) {
+  const auto value = request[http::field::content_length];
+  std::uint64_t length = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
+  return ec == std::errc{} && end != value.data() ? length : otherwise;
 }
 
 // Counts a connection for as long as it lives. Holds the counter by shared ownership: session
@@ -132,6 +154,8 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
   std::string scratch;  // response heads, reused across the connection's requests
   scratch.reserve(512);
   bool first = true;
+  bool linger = false;  // an early reply was sent; the request may still be arriving
+  std::uint64_t announced_bytes = options_.max_body_bytes;  // the body the client may send
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options_.max_body_bytes);
@@ -160,23 +184,28 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
     first = false;
     if (ec == http::error::body_limit) {
       // The header is complete (the limit applies to the body): answer in its HTTP version.
+      // With a Content-Length the limit was checked from the header, before any 100 Continue:
+      // a client that sent "Expect: 100-continue" gets the 413 as its final status instead
+      // (RFC 9110 section 10.1.1) and may still send the body, as may any other client.
       Count(413);
       HttpConnection conn(stream, buffer, parser.get(), scratch);
       conn.set_close();
-      co_await conn.Reply(413, "application/json", std::string(options_.too_large_body));
+      linger = co_await conn.Reply(413, "application/json", std::string(options_.too_large_body));
+      announced_bytes = AnnouncedBodyBytes(parser.get(), options_.max_body_bytes);
       break;
     }
     if (ec && ec.category() == make_error_code(http::error::bad_target).category() &&
         ec != http::error::end_of_stream && ec != http::error::partial_message) {
       // A malformed request gets an answer before the connection closes (431 for headers
-      // over the limit, else 400); EOF, timeouts and resets just close.
+      // over the limit, else 400); EOF, timeouts and resets just close. The rest of the
+      // request (a body, say) may still be on its way: linger as after a 413.
       const bool too_big = ec == http::error::header_limit;
       Count(too_big ? 431 : 400);
       Request dummy;
       dummy.version(11);
       HttpConnection conn(stream, buffer, dummy, scratch);
       conn.set_close();
-      co_await conn.Reply(
+      linger = co_await conn.Reply(
           too_big ? 431 : 400, "application/json",
           std::string(too_big ? options_.headers_too_large_body : options_.bad_request_body));
       break;
@@ -192,6 +221,10 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
     if (!conn.keep_alive()) {
       break;
     }
+  }
+  if (linger) {
+    co_await LingeringClose(stream, buffer, Linger(announced_bytes));
+    co_return;
   }
   boost::system::error_code ec;
   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);

@@ -3,8 +3,10 @@
 // advanced/server-flex-awaitable example): an accept loop, one coroutine per connection with
 // keep-alive (TCP_NODELAY on), a header/body deadline against slow clients, a body size limit
 // (413) and a cap on concurrent connections (beyond it: an immediate 503 and close, never a
-// hang). Replies the server makes on its own, before a request reaches the handler, are
-// reported through HttpServerOptions::on_connection_reply.
+// hang). A reply that closes the connection before the request was read to its end (413, 400,
+// 431) is followed by a bounded lingering close (LingeringClose), so that a client still writing
+// its body gets the reply, not a reset. Replies the server makes on its own, before a request
+// reaches the handler, are reported through HttpServerOptions::on_connection_reply.
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -20,6 +22,17 @@ namespace spillway::net {
 
 /// Largest request head (request line and headers) a connection accepts; beyond it: 431.
 inline constexpr std::uint32_t kMaxHeaderBytes = 64 * 1024;
+
+/// Bounds of the lingering close after a 413, 400 or 431 (nginx: lingering_time 30 s,
+/// lingering_timeout 5 s, no byte bound). The connection still counts towards
+/// max_connections meanwhile. It reads and discards at most kLingerSlackBytes plus the body
+/// still announced, which is the request's Content-Length when known, else max_body_bytes (a
+/// chunked body, a malformed or oversized head), counted up to kLingerAnnouncedBytesMax; for
+/// at most kLingerTotalMs in all, and gives up after kLingerIdleMs without a byte.
+inline constexpr std::size_t kLingerSlackBytes = 1 << 20;
+inline constexpr std::size_t kLingerAnnouncedBytesMax = 16 << 20;
+inline constexpr std::int64_t kLingerTotalMs = 5000;
+inline constexpr std::int64_t kLingerIdleMs = 2000;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";

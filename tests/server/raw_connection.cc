@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 
 namespace spillway::server_test {
 namespace {
@@ -84,13 +85,26 @@ RawConnection::~RawConnection() {
   }
 }
 
-bool RawConnection::Send(std::string_view bytes) {
+bool RawConnection::SetSendBufferBytes(int bytes) {
+  return fd_ >= 0 && ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)) == 0;
+}
+
+bool RawConnection::Send(std::string_view bytes, double timeout_s) {
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_s));
   while (fd_ >= 0 && !bytes.empty()) {
-    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) {
+    pollfd p{fd_, POLLOUT, 0};
+    const double left_s = SecondsLeft(deadline);
+    if (left_s <= 0 || ::poll(&p, 1, static_cast<int>(left_s * 1000) + 1) == 0) {
+      error_ = "send: timed out";
+      return false;
+    }
+    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
       continue;
     }
     if (n <= 0) {
+      error_ = std::string("send: ") + std::strerror(errno);
       return false;
     }
     bytes.remove_prefix(static_cast<std::size_t>(n));

@@ -34,8 +34,13 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   bool connected() const { return fd_ >= 0; }
-  /// Sends all of `bytes`; false on an error.
-  bool Send(std::string_view bytes);
+  /// Fixes the socket's send buffer at about `bytes` (SO_SNDBUF, no autotuning): the client
+  /// then cannot finish sending more than that unless the server reads, as over a real network
+  /// (on loopback the kernel would otherwise buffer megabytes). False on an error.
+  bool SetSendBufferBytes(int bytes);
+  /// Sends all of `bytes` within `timeout_s` (a server that stops reading cannot stall the
+  /// test); false on an error or the timeout, error() says which.
+  bool Send(std::string_view bytes, double timeout_s = 10);
   /// Reads one response: the head, then a Content-Length body, or, without Content-Length,
   /// everything up to the server's close; with `head_only` (the answer to HEAD) the head
   /// alone. nullopt when the head did not arrive within `timeout_s` or was malformed (bytes
@@ -46,6 +51,8 @@ class RawConnection {
   bool WaitClosedByPeer(double timeout_s);
   /// True once a read saw EOF or a reset.
   bool peer_closed() const { return peer_closed_; }
+  /// Why the last failed Send failed ("send: Broken pipe", "send: timed out"); empty if none.
+  const std::string& error() const { return error_; }
 
  private:
   /// Reads what arrives within `timeout_s` (at most one recv) into buffer_; false when nothing
@@ -55,6 +62,7 @@ class RawConnection {
   int fd_ = -1;
   std::string buffer_;
   bool peer_closed_ = false;
+  std::string error_;
 };
 
 /// `POST target HTTP/1.x` with a JSON body, Host and Content-Length, plus `extra_headers`
