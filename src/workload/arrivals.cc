@@ -167,9 +167,7 @@ std::vector<Arrival> GenerateArrivals(const Scenario& scenario, std::uint64_t se
   Rng time_rng(root.Next());
   Rng shape_rng(root.Next());
   if (scenario.arrival.kind == ArrivalProcess::Kind::kTrace) {
-    const std::vector<TraceRecord> records =
-        ReadTrace(scenario.arrival.trace_file, scenario.arrival.trace_format);
-    return Replicate(Window(records, scenario.arrival), scenario, time_rng);
+    return Replicate(Window(*scenario.TraceRecords(), scenario.arrival), scenario, time_rng);
   }
   if (scenario.classes.empty()) {
     return {};

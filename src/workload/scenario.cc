@@ -18,8 +18,8 @@ double TokenDist::Mean() const {
   return 0;
 }
 
-// For a trace replayed whole (duration_s == 0) the span is only known from the file, so it is
-// read here: last record time x time_scale - start_s. Throws config::ConfigError like ReadTrace.
+// For a trace replayed whole (duration_s == 0) the span is the last record's time x time_scale
+// - start_s.
 Seconds Scenario::ArrivalSpan() const {
   switch (arrival.kind) {
     case ArrivalProcess::Kind::kPoisson:
@@ -35,11 +35,19 @@ Seconds Scenario::ArrivalSpan() const {
       if (arrival.duration_s > 0) {
         return arrival.duration_s;
       }
-      const auto records = ReadTrace(arrival.trace_file, arrival.trace_format);
-      return std::max(0.0, records.back().time_s * arrival.time_scale - arrival.trace_start_s);
+      const auto records = TraceRecords();
+      return std::max(0.0, records->back().time_s * arrival.time_scale - arrival.trace_start_s);
     }
   }
   return 0;
+}
+
+std::shared_ptr<const std::vector<TraceRecord>> Scenario::TraceRecords() const {
+  if (arrival.trace_records) {
+    return arrival.trace_records;
+  }
+  return std::make_shared<const std::vector<TraceRecord>>(
+      ReadTrace(arrival.trace_file, arrival.trace_format));
 }
 
 }  // namespace spillway

@@ -5,6 +5,7 @@
 // The same file drives `spillway sim` and `spillway bench`. YAML schema: docs/scenarios.md.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,13 @@ struct RateStep {
 
 enum class TraceFormat : std::uint8_t { kAzureCsv, kMooncakeJsonl };
 
+/// One request of a trace (trace_reader.h reads them).
+struct TraceRecord {
+  Seconds time_s = 0;  ///< seconds since the trace's first record (>= 0, non-decreasing)
+  std::int32_t prompt_tokens = 0;
+  std::int32_t output_tokens = 0;
+};
+
 struct ArrivalProcess {
   enum class Kind : std::uint8_t { kPoisson, kSteps, kTrace };
   Kind kind = Kind::kPoisson;
@@ -60,6 +68,9 @@ struct ArrivalProcess {
   // kTrace
   std::string trace_file;  ///< resolved path
   TraceFormat trace_format = TraceFormat::kAzureCsv;
+  /// The whole trace, read once when the scenario is loaded (shared by copies of the
+  /// scenario); null for a scenario built in code, whose trace is then read on use.
+  std::shared_ptr<const std::vector<TraceRecord>> trace_records;
   Seconds trace_start_s = 0;     ///< offset into the trace (after time scaling)
   double time_scale = 1.0;       ///< multiplies trace timestamps (0.5 = twice as fast)
   double rate_multiplier = 1.0;  ///< each trace request replayed this many times on average
@@ -123,6 +134,9 @@ struct Scenario {
   /// Length of the arrival schedule, seconds (sum of steps, the Poisson duration, or the
   /// trace window).
   Seconds ArrivalSpan() const;
+  /// The trace's records: those read at load time, else read from trace_file now (throws
+  /// config::ConfigError like ReadTrace). Trace scenarios only.
+  std::shared_ptr<const std::vector<TraceRecord>> TraceRecords() const;
 };
 
 /// Loads and validates a scenario file. Relative trace paths are resolved against the

@@ -193,6 +193,9 @@ void ParseTrace(const Field& f, const std::string& base_dir, ArrivalProcess* a) 
   if (a->rate_multiplier > static_cast<double>(kMaxRateMultiplier)) {
     f["rate_multiplier"].Fail("must be <= " + std::to_string(kMaxRateMultiplier));
   }
+  // Read once, here: the span, the arrivals and every --compare run use these records.
+  a->trace_records =
+      std::make_shared<const std::vector<TraceRecord>>(ReadTrace(a->trace_file, a->trace_format));
 }
 
 ArrivalProcess ParseArrival(const Field& f, const std::string& base_dir) {

@@ -14,12 +14,6 @@
 
 namespace spillway {
 
-struct TraceRecord {
-  Seconds time_s = 0;  ///< seconds since the trace's first record (>= 0, non-decreasing)
-  std::int32_t prompt_tokens = 0;
-  std::int32_t output_tokens = 0;
-};
-
 /// Reads a whole trace. Throws config::ConfigError "FILE:LINE: message" on a malformed line
 /// (bad timestamp, missing column, non-positive or non-integer token count) or when the file
 /// cannot be read. Records are returned sorted by time.

@@ -9,6 +9,7 @@
 
 #include "common/temp_dir.h"
 #include "config/yaml_reader.h"
+#include "workload/arrivals.h"
 
 namespace spillway {
 namespace {
@@ -197,6 +198,33 @@ TEST(TraceReaderTest, GuessesFormatFromTheExtension) {
   EXPECT_EQ(GuessTraceFormat("a/b/trace.jsonl"), TraceFormat::kMooncakeJsonl);
   EXPECT_EQ(GuessTraceFormat("trace.csv"), TraceFormat::kAzureCsv);
   EXPECT_EQ(GuessTraceFormat("trace"), TraceFormat::kAzureCsv);
+}
+
+}  // namespace
+}  // namespace spillway
+
+namespace spillway {
+namespace {
+
+// A trace is read once, when its scenario is loaded: the span, the arrivals and a copy of the
+// scenario (each --compare run) use the records read then, not the file.
+TEST(TraceReplayTest, TheTraceIsReadOnceWhenTheScenarioIsLoaded) {
+  const testing_util::TempDir dir;
+  dir.Write("t.csv", std::string("TIMESTAMP,ContextTokens,GeneratedTokens\n") +
+                         "2023-11-16 18:15:46.6805900,100,10\n"
+                         "2023-11-16 18:15:47.6805900,200,20\n"
+                         "2023-11-16 18:15:49.6805900,300,30\n");
+  const std::string scenario = dir.Write("s.yaml",
+                                         "name: t\n"
+                                         "arrival: {process: trace, file: t.csv}\n"
+                                         "classes: [{name: c}]\n");
+  const Scenario loaded = LoadScenario(scenario);
+  std::filesystem::remove(dir.path() / "t.csv");  // no later read could succeed
+  const Scenario copy = loaded;
+  EXPECT_DOUBLE_EQ(copy.ArrivalSpan(), 3.0);
+  const std::vector<Arrival> arrivals = GenerateArrivals(copy, 1);
+  ASSERT_EQ(arrivals.size(), 3u);
+  EXPECT_EQ(arrivals[2].prompt_tokens, 300);
 }
 
 }  // namespace
