@@ -19,6 +19,7 @@
 #include "api/overload_contract.h"
 #include "api/request_parser.h"
 #include "api/responses.h"
+#include "server/generation_end.h"
 
 namespace spillway::server {
 namespace {
@@ -94,17 +95,6 @@ api::ApiError NeverServable(const AdmissionDecision& d, std::int32_t prompt_toke
   }
   return Error(400, message, "invalid_request_error", code, "max_tokens");
 }
-
-// The answer to a request still in flight when the drain budget ran out.
-api::ApiError ShutdownError(double drain_timeout_s) {
-  return Error(503,
-               fmt::format("The server shut down before this request finished (drain budget "
-                           "{:g} s); retry on another replica.",
-                           drain_timeout_s),
-               "overloaded", "draining");
-}
-
-net::Headers DrainingHeaders() { return {{"Retry-After", "1"}, {"X-Overload-Reason", "draining"}}; }
 
 net::Headers OverloadHeaders(const AdmissionDecision& d) {
   net::Headers h = {{"Retry-After", fmt::format("{:.0f}", d.retry_after_s)},
@@ -445,6 +435,11 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   }
 }
 
+GenerationLimits ApiHandler::Limits() const {
+  return {engine_.config().admission.ttft_slo_s, engine_.config().admission.request_deadline_s,
+          config_.drain_timeout_s};
+}
+
 asio::awaitable<void> ApiHandler::Generate(net::HttpConnection& conn, const Generation& g) {
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
   const RequestWatch watch(conn, g.admitted.events, clock_.At(g.deadline_s), executor);
@@ -453,26 +448,7 @@ asio::awaitable<void> ApiHandler::Generate(net::HttpConnection& conn, const Gene
   std::int32_t tokens = 0;
   for (;;) {
     auto [ec, ev] = co_await g.admitted.events->async_receive(kUse);
-    if (ev.kind == StreamEvent::Kind::kClientGone) {
-      engine_.Abort(id, AbortCause::kClientDisconnect);
-      metrics_.http_requests_total->With({"499"}).Inc();  // nginx's "client closed request"
-      conn.set_close();
-      co_return;
-    }
-    if (ev.kind == StreamEvent::Kind::kShutdown) {
-      co_await SendError(conn, ShutdownError(config_.drain_timeout_s), DrainingHeaders());
-      co_return;
-    }
-    if (ec || ev.kind == StreamEvent::Kind::kTimeout) {
-      engine_.Abort(id, AbortCause::kServerTimeout);
-      co_await SendError(conn, Error(504,
-                                     fmt::format("No complete answer within the server's "
-                                                 "request deadline of {:g} s.",
-                                                 engine_.config().admission.request_deadline_s),
-                                     "timeout", "request_timeout"));
-      co_return;
-    }
-    if (ev.kind == StreamEvent::Kind::kToken) {
+    if (!ec && ev.kind == StreamEvent::Kind::kToken) {
       text += tokenizer_.Decode(ev.token_id);
       ++tokens;
       if (ApplyStop(&text, g.request.stop)) {
@@ -484,42 +460,26 @@ asio::awaitable<void> ApiHandler::Generate(net::HttpConnection& conn, const Gene
       }
       continue;
     }
-    switch (ev.reason) {
-      case FinishReason::kLength:
-      case FinishReason::kStop:
+    const GenerationEnd end = EndOf(ev, static_cast<bool>(ec), Limits());
+    if (end.abort) {
+      engine_.Abort(id, *end.abort);
+    }
+    switch (end.kind) {
+      case GenerationEnd::Kind::kClientGone:
+        metrics_.http_requests_total->With({"499"}).Inc();  // nginx's "client closed request"
+        conn.set_close();
+        break;
+      case GenerationEnd::Kind::kError:
+        co_await SendError(conn, end.error, end.headers);
+        break;
+      case GenerationEnd::Kind::kFinished:
         co_await Send(conn, 200,
-                      api::CompletionJson(g.meta, text, ToString(ev.reason),
+                      api::CompletionJson(g.meta, text, end.finish_reason,
                                           {g.prompt_tokens, ev.completion_tokens}),
                       g.headers);
-        co_return;
-      case FinishReason::kDeadline: {
-        AdmissionDecision d;
-        d.http_status = 429;
-        d.reason = OverloadReason::kQueueDeadlineExceeded;
-        d.retry_after_s = ev.retry_after_s;
-        co_await SendError(
-            conn,
-            Error(429,
-                  fmt::format("Dropped at the queue head: no prefill could start "
-                              "within the TTFT SLO of {:g} s. Retry after {:.0f} s.",
-                              engine_.config().admission.ttft_slo_s, ev.retry_after_s),
-                  "rate_limit_error", "queue_deadline_exceeded"),
-            OverloadHeaders(d));
-        co_return;
-      }
-      default: {
-        const net::Headers retry_one = {
-            {std::string("Retry-After"), std::string("1")},
-            {std::string("X-Overload-Reason"), std::string(ToString(ev.reason))}};
-        co_await SendError(conn,
-                           Error(503,
-                                 "The engine could not finish this request (" +
-                                     std::string(ToString(ev.reason)) + ").",
-                                 "overloaded", std::string(ToString(ev.reason))),
-                           retry_one);
-        co_return;
-      }
+        break;
     }
+    co_return;
   }
 }
 
@@ -544,29 +504,9 @@ asio::awaitable<void> ApiHandler::Stream(net::HttpConnection& conn, const Genera
       co_await conn.EndStream();
     }
   };
-  auto fail = [&](const api::ApiError& e) -> asio::awaitable<void> {
-    const std::string out = api::SseData(api::ErrorJson(e)) + std::string(api::kSseDone);
-    if (co_await conn.WriteChunk(out)) {
-      co_await conn.EndStream();
-    }
-  };
   for (;;) {
     auto [ec, ev] = co_await g.admitted.events->async_receive(kUse);
-    if (ev.kind == StreamEvent::Kind::kClientGone) {
-      engine_.Abort(id, AbortCause::kClientDisconnect);
-      co_return;
-    }
-    if (ev.kind == StreamEvent::Kind::kShutdown) {
-      co_await fail(ShutdownError(config_.drain_timeout_s));
-      co_return;
-    }
-    if (ec || ev.kind == StreamEvent::Kind::kTimeout) {
-      engine_.Abort(id, AbortCause::kServerTimeout);
-      co_await fail(Error(504, "No complete answer within the server's request deadline.",
-                          "timeout", "request_timeout"));
-      co_return;
-    }
-    if (ev.kind == StreamEvent::Kind::kToken) {
+    if (!ec && ev.kind == StreamEvent::Kind::kToken) {
       std::string piece = tokenizer_.Decode(ev.token_id);
       bool stopped = false;
       if (!g.request.stop.empty()) {
@@ -588,16 +528,18 @@ asio::awaitable<void> ApiHandler::Stream(net::HttpConnection& conn, const Genera
       }
       continue;
     }
-    if (ev.reason == FinishReason::kLength || ev.reason == FinishReason::kStop) {
-      co_await finish(ToString(ev.reason));
-    } else if (ev.reason == FinishReason::kDeadline) {
-      co_await fail(Error(429,
-                          "Dropped at the queue head: no prefill could start within the "
-                          "TTFT SLO.",
-                          "rate_limit_error", "queue_deadline_exceeded"));
-    } else {
-      co_await fail(Error(503, "The engine could not finish this request.", "overloaded",
-                          std::string(ToString(ev.reason))));
+    const GenerationEnd end = EndOf(ev, static_cast<bool>(ec), Limits());
+    if (end.abort) {
+      engine_.Abort(id, *end.abort);
+    }
+    if (end.kind == GenerationEnd::Kind::kFinished) {
+      co_await finish(end.finish_reason);
+    } else if (end.kind == GenerationEnd::Kind::kError) {
+      // The status went out with the 200 head: the error travels as an SSE event.
+      const std::string out = api::SseData(api::ErrorJson(end.error)) + std::string(api::kSseDone);
+      if (co_await conn.WriteChunk(out)) {
+        co_await conn.EndStream();
+      }
     }
     co_return;
   }

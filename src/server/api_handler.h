@@ -14,6 +14,7 @@
 #include "net/clock.h"
 #include "net/http_connection.h"
 #include "server/engine_service.h"
+#include "server/generation_end.h"
 #include "server/server_config.h"
 #include "server/server_metrics.h"
 
@@ -36,6 +37,8 @@ class ApiHandler {
   const ApiKey* Authenticate(const net::HttpConnection& conn) const;
   asio::awaitable<void> Completions(net::HttpConnection& conn, bool chat);
   asio::awaitable<void> Generate(net::HttpConnection& conn, const struct Generation& g);
+  /// The numbers generation-end messages quote (generation_end.h).
+  GenerationLimits Limits() const;
   asio::awaitable<void> Stream(net::HttpConnection& conn, const struct Generation& g);
   asio::awaitable<void> Send(net::HttpConnection& conn, unsigned status, std::string&& body,
                              const net::Headers& headers = {},
