@@ -150,7 +150,8 @@ void EngineService::AbortAll(AbortCause cause) {
 
 void EngineService::FinishStop(RequestId id) {
   asio::post(strand_, [this, id] {
-    if (entries_.contains(id) && !engine_.gone(id)) {
+    if (auto it = entries_.find(id); it != entries_.end() && !engine_.gone(id)) {
+      it->second.answered = true;
       engine_.FinishStop(id);  // the session has its answer; nothing more is sent
       Wake();
     }
@@ -178,6 +179,11 @@ asio::awaitable<void> EngineService::Loop() {
       continue;
     }
     const StepAccount step = engine_.step();
+    for (const ScheduledSeq& seq : plan.seqs) {
+      if (auto it = entries_.find(seq.id); it != entries_.end()) {
+        it->second.engine_s += step.duration_s * seq.num_new_tokens / plan.num_tokens();
+      }
+    }
     step_timer_.expires_at(clock_.At(now + step.duration_s));
     co_await step_timer_.async_wait(kUse);
     const Seconds end = clock_.Now();
@@ -236,7 +242,12 @@ void EngineService::HandleFinished(Seconds now) {
     if (r.first_token_s != kNever) {
       metrics_.request_prefill_time_seconds->Observe(r.first_token_s - r.first_scheduled_s);
     }
-    if (r.finish_reason == FinishReason::kLength || r.finish_reason == FinishReason::kStop) {
+    const bool completed =
+        r.finish_reason == FinishReason::kLength || r.finish_reason == FinishReason::kStop;
+    if (!e.answered && (!completed || engine_.gone(r.spec.id))) {
+      metrics_.not_completed_engine_seconds_total->Inc(e.engine_s);
+    }
+    if (completed) {
       metrics_.e2e_request_latency_seconds->Observe(now - r.spec.arrival_s);
       if (r.num_output_tokens > 1) {
         metrics_.time_per_output_token_seconds->Observe((r.last_token_s - r.first_token_s) /

@@ -103,6 +103,8 @@ class EngineService {
     Seconds arrival_s = 0;
     Seconds last_token_s = kNever;
     std::int32_t tokens = 0;
+    Seconds engine_s = 0;   ///< its share of the engine steps it was in, by tokens
+    bool answered = false;  ///< FinishStop: the session sent a complete answer (stop string)
   };
 
   ServerMetrics& metrics_;

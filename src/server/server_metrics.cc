@@ -69,6 +69,12 @@ ServerMetrics::ServerMetrics(const std::string& model_name) : model(model_name) 
       &r.AddCounter("spillway_wasted_engine_seconds_total",
                     "Engine time spent on requests whose client had gone, seconds.")
            .Get();
+  not_completed_engine_seconds_total =
+      &r.AddCounter("spillway_not_completed_engine_seconds_total",
+                    "Engine time spent on requests that did not complete for their client "
+                    "(aborted, dropped, failed, timed out, or finished after the client left), "
+                    "seconds; counted when the request leaves the engine.")
+           .Get();
   recomputed_prefill_tokens_total =
       &r.AddCounter("spillway_recomputed_prefill_tokens_total",
                     "Tokens whose KV cache preemption discarded, to be prefilled again.")

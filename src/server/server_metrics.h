@@ -45,6 +45,7 @@ struct ServerMetrics {
   metrics::Gauge* prefill_throughput_tokens_per_second;
   metrics::Counter* engine_busy_seconds_total;
   metrics::Counter* wasted_engine_seconds_total;
+  metrics::Counter* not_completed_engine_seconds_total;
   /// Tokens whose KV cache a preemption discarded, counted when it happens: the prefill that
   /// recomputing them costs (vllm:prompt_tokens_total counts that prefill again when it runs).
   metrics::Counter* recomputed_prefill_tokens_total;
