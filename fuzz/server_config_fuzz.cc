@@ -15,7 +15,7 @@
 #include "config/config_error.h"
 #include "core/check.h"
 #include "net/clock.h"
-#include "server/server_config.h"
+#include "config/server_config.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include "commands.h"
 #include "config/config_error.h"
 #include "server/server.h"
-#include "server/server_config.h"
+#include "config/server_config.h"
 #include "setting_flags.h"
 #include "sim/run_config.h"
 #include "workload/scenario.h"

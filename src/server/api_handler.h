@@ -15,7 +15,7 @@
 #include "net/http_connection.h"
 #include "server/engine_service.h"
 #include "server/generation_end.h"
-#include "server/server_config.h"
+#include "config/server_config.h"
 #include "server/server_metrics.h"
 
 namespace spillway::server {

@@ -7,7 +7,7 @@
 #include <functional>
 #include <memory>
 
-#include "server/server_config.h"
+#include "config/server_config.h"
 
 namespace spillway::server {
 

@@ -10,7 +10,7 @@
 
 #include "common/run_command.h"
 #include "common/server_fixture.h"
-#include "server/server_config.h"
+#include "config/server_config.h"
 
 namespace spillway {
 namespace {

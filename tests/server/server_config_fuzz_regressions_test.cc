@@ -8,7 +8,7 @@
 
 #include "config/config_error.h"
 #include "net/clock.h"
-#include "server/server_config.h"
+#include "config/server_config.h"
 
 namespace spillway::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/server_config.h"
+#include "config/server_config.h"
 
 #include <cmath>
 

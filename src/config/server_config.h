@@ -1,5 +1,7 @@
 #pragma once
 // Configuration of `spillway serve`: typed, validated once at start-up, immutable afterwards.
+// Pure (YAML and validation only), so the fuzzer and tools read it without the network stack;
+// the namespace is the server's, whose config it is.
 // Every key can come from the YAML file (--config) or a flag; flags win. Defaults run out of
 // the box: the emulated executor with profile seed-a100-7b, policy predictive, port 8000.
 
