@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "admission/admission.h"
-#include "executor/profile.h"
+#include "config/profile.h"
 #include "sched/scheduler.h"
 #include "sched/slo_budget.h"
 

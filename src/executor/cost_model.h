@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "executor/profile.h"
+#include "config/profile.h"
 #include "executor/step_plan.h"
 
 namespace spillway {

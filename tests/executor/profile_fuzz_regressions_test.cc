@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config_error.h"
-#include "executor/profile.h"
+#include "config/profile.h"
 
 namespace spillway {
 namespace {

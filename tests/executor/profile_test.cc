@@ -1,7 +1,7 @@
 // Profiles (profile.h): every YAML shipped under profiles/ loads, derived sizes are right, and
 // a bad file is reported with its file, line, field path and offending value.
 
-#include "executor/profile.h"
+#include "config/profile.h"
 
 #include <algorithm>
 #include <cctype>

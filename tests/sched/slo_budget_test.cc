@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "executor/cost_model.h"
-#include "executor/profile.h"
+#include "config/profile.h"
 #include "executor/step_plan.h"
 
 namespace spillway {

@@ -1,4 +1,4 @@
-#include "executor/profile.h"
+#include "config/profile.h"
 
 #include <cmath>
 #include <filesystem>

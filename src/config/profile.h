@@ -1,5 +1,6 @@
 #pragma once
-// Hardware + model profile for the roofline cost model (cost_model.h), loaded from YAML.
+// Hardware + model profile for the roofline cost model (executor/cost_model.h), loaded from
+// YAML beside the other loaders (config/), at start-up only.
 // The profiles shipped in profiles/ cite the source of each number in a comment.
 
 #include <cstdint>
