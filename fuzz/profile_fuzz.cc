@@ -11,9 +11,9 @@
 #include <string>
 
 #include "config/config_error.h"
+#include "config/profile.h"
 #include "core/check.h"
 #include "executor/cost_model.h"
-#include "config/profile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string yaml(reinterpret_cast<const char*>(data), size);

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "config/config_error.h"
+#include "config/server_config.h"
 #include "core/check.h"
 #include "net/clock.h"
-#include "config/server_config.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 
 #include "commands.h"
 #include "config/config_error.h"
-#include "server/server.h"
 #include "config/server_config.h"
+#include "server/server.h"
 #include "setting_flags.h"
 #include "sim/run_config.h"
 #include "workload/scenario.h"

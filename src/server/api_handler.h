@@ -11,11 +11,11 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "api/tokenizer.h"
+#include "config/server_config.h"
 #include "net/clock.h"
 #include "net/http_connection.h"
 #include "server/engine_service.h"
 #include "server/generation_end.h"
-#include "config/server_config.h"
 #include "server/server_metrics.h"
 
 namespace spillway::server {

@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "executor/cost_model.h"
 #include "config/profile.h"
+#include "executor/cost_model.h"
 
 namespace spillway {
 namespace {

@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "executor/cost_model.h"
 #include "config/profile.h"
+#include "executor/cost_model.h"
 
 namespace spillway {
 namespace {

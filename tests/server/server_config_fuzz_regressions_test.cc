@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "config/config_error.h"
-#include "net/clock.h"
 #include "config/server_config.h"
+#include "net/clock.h"
 
 namespace spillway::server {
 namespace {
