@@ -2,8 +2,8 @@
 // ValidateServerConfig, server/server_config.h).
 //
 // The contract: a config, or config::ConfigError; any other exception escapes and libFuzzer
-// reports it. A config that loads must pass ValidateServerConfig again (as flag overrides
-// re-run it), meet the constraints the loader documents, and be usable: every timeout becomes
+// reports it. A config that loads and validates (as serve does once everything is merged)
+// must meet the constraints the loader documents, and be usable: every timeout becomes
 // an Asio deadline through net::SteadyClock::At, as the server turns it into one (the request
 // deadline in ApiHandler, the header and idle timeouts in HttpServer, the drain budget).
 
@@ -30,8 +30,8 @@ void CheckTimeoutsConvert(const ServerConfig& c) {
   const spillway::net::SteadyClock clock;
   const spillway::Seconds now = clock.Now();
   for (const double timeout_s :
-       {c.header_timeout_s, c.idle_timeout_s, *Effective(c).request_timeout_s, c.client_timeout_s,
-        c.drain_timeout_s}) {
+       {c.header_timeout_s, c.idle_timeout_s, *Effective(c).request_timeout_s,
+        spillway::server::ClientTimeoutS(c), c.drain_timeout_s}) {
     SPILLWAY_CHECK(clock.At(now + timeout_s) > clock.At(now));
   }
 }
@@ -39,7 +39,7 @@ void CheckTimeoutsConvert(const ServerConfig& c) {
 void CheckConstraints(const ServerConfig& c) {
   const spillway::config::EngineSettings e = Effective(c);
   SPILLWAY_CHECK(*e.kv_headroom > 0 && *e.kv_headroom <= 1);
-  SPILLWAY_CHECK(c.client_timeout_s > *e.request_timeout_s);
+  SPILLWAY_CHECK(spillway::server::ClientTimeoutS(c) > *e.request_timeout_s);
   SPILLWAY_CHECK(*e.request_timeout_s > *e.ttft_slo_s);
   SPILLWAY_CHECK(c.max_body_bytes >= 1024 && c.max_connections >= 1 && c.default_max_tokens >= 1);
   for (const auto& [key, k] : c.api_keys) {
@@ -57,10 +57,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ServerConfig config;
   try {
     config = spillway::server::LoadServerConfigFromString(yaml, "<fuzz>");
+    spillway::server::ValidateServerConfig(config, "<fuzz>");  // as serve does after merging
   } catch (const spillway::config::ConfigError&) {
     return 0;  // the documented failure
   }
-  spillway::server::ValidateServerConfig(config, "<fuzz>");  // must not throw now
   CheckConstraints(config);
   CheckTimeoutsConvert(config);
   return 0;

@@ -53,7 +53,13 @@ void AddFlags(CLI::App* cmd, ServeArgs* a) {
   Flag(cmd, a, "--model", &C::model, "Served model name");
   Flag(cmd, a, "--profile-dir", &C::profile_dir, "Directory of profiles");
   Flag(cmd, a, "--default-max-tokens", &C::default_max_tokens, "max_tokens when none is given");
-  Flag(cmd, a, "--client-timeout-s", &C::client_timeout_s, "Clients' timeout (validated)");
+  cmd->add_option_function<double>(
+      "--client-timeout-s",
+      [a](double v) {
+        a->apply.push_back([v](server::ServerConfig& c) { c.client_timeout_s = v; });
+      },
+      "Clients' timeout, validated against the request deadline [default: the request deadline "
+      "+ 0.5 s]");
   Flag(cmd, a, "--drain-timeout-s", &C::drain_timeout_s, "SIGTERM drain budget");
   AddSettingFlags(cmd, &a->settings);
 }
@@ -66,13 +72,26 @@ int RunServe(ServeArgs& a) {
   config::EngineSettings base;
   if (!a.scenario_path.empty()) {
     // The engine the scenario describes (what `spillway sim` runs for it), under the file.
-    base = ScenarioSettings(LoadScenario(a.scenario_path));
+    const Scenario scenario = LoadScenario(a.scenario_path);
+    base = ScenarioSettings(scenario);
+    if (!scenario.admission.tenants.empty()) {
+      std::cerr << "spillway serve: " << a.scenario_path
+                << ": admission.tenants are not served (serve's tenants and their buckets come "
+                   "from api_keys in --config)\n";
+    }
   }
   config.engine = config::Overlay(config::Overlay(base, config.engine), a.settings);
   if (config.profile_dir.empty()) {
     config.profile_dir = DefaultProfileDir();
   }
-  server::ValidateServerConfig(config, a.config_path.empty() ? "flags" : a.config_path);
+  // Name every source of the values in an error (a scenario, the config file, the flags).
+  std::string origin;
+  for (const std::string& source : {a.scenario_path, a.config_path}) {
+    if (!source.empty()) {
+      origin += source + " + ";
+    }
+  }
+  server::ValidateServerConfig(config, origin + "flags");
   server::Server server(std::move(config));
   return server.Run();
 }

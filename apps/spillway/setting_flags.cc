@@ -13,7 +13,9 @@ void AddSettingFlags(CLI::App* cmd, config::EngineSettings* out,
       continue;
     }
     const std::string name = config::FlagName(spec);
-    std::string help = std::string(spec.help);
+    // A --no-* flag turns the setting off; its help says what the setting does when on.
+    std::string help =
+        spec.flag.empty() ? std::string(spec.help) : "Turn off: " + std::string(spec.help);
     if (const std::string d = config::DefaultText(spec); !d.empty()) {
       help += " [default: " + d + "]";
     }

@@ -28,7 +28,7 @@ namespace {
 
 struct SimArgs {
   std::string scenario;
-  std::string policy = "predictive";
+  std::string policy;  // empty: the scenario's admission.policy, else predictive
   std::string compare;
   std::uint64_t seed = 1;
   CLI::Option* seed_option = nullptr;
@@ -120,7 +120,10 @@ int RunSim(const SimArgs& a) {
   OutputFile json(a.json_out, "--json");  // replaces the file only when the run succeeds
   const std::string profile_dir = a.profile_dir.empty() ? DefaultProfileDir() : a.profile_dir;
   const std::vector<std::string> policies =
-      a.compare.empty() ? std::vector<std::string>{a.policy} : SplitCommas(a.compare);
+      a.compare.empty()
+          ? std::vector<std::string>{!a.policy.empty() ? a.policy
+                                                       : sc.settings.policy.value_or("predictive")}
+          : SplitCommas(a.compare);
   std::vector<AdmissionPolicy> parsed;
   for (const std::string& name : policies) {
     AdmissionPolicy policy{};
@@ -170,9 +173,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_option("--scenario", args->scenario, "Scenario YAML file")
       ->required()
       ->check(CLI::ExistingFile);
-  CLI::Option* policy = sim->add_option("--policy", args->policy,
-                                        "Admission policy: unbounded, tail-drop, predictive")
-                            ->capture_default_str();
+  CLI::Option* policy =
+      sim->add_option("--policy", args->policy,
+                      "Admission policy: unbounded, tail-drop, predictive [default: the scenario's "
+                      "admission.policy, else predictive]");
   sim->add_option("--compare", args->compare,
                   "Comma-separated policies to run side by side, e.g. "
                   "unbounded,tail-drop,predictive")

@@ -105,6 +105,16 @@ Seconds AdmissionController::DecodeStepEstimate(const EngineStats& stats) const 
   return table[static_cast<std::size_t>(batch - 1)];
 }
 
+Seconds AdmissionController::FullBatchStepEstimate(const EngineStats& stats) const {
+  const auto& table = config_.decode_step_s_by_batch;
+  if (table.empty()) {
+    return estimator_.step_time_s();
+  }
+  const std::int64_t batch =
+      std::clamp<std::int64_t>(EffectiveSlots(stats), 1, static_cast<std::int64_t>(table.size()));
+  return table[static_cast<std::size_t>(batch - 1)];
+}
+
 double AdmissionController::ServiceRateEstimate(const EngineStats& stats) const {
   if (estimator_.service_rate_rps() > 0) {
     return estimator_.service_rate_rps();
@@ -216,14 +226,13 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
   if (draining_) {
     return Reject(OverloadReason::kDraining, retry_s, d);
   }
-  if (config_.policy != AdmissionPolicy::kUnbounded) {
-    if (config_.max_num_queued_reqs > 0 && stats.num_waiting >= config_.max_num_queued_reqs) {
-      return Reject(OverloadReason::kQueueFull, retry_s, d);
-    }
-    if (config_.max_num_queued_tokens > 0 &&
-        stats.waiting_prompt_tokens + request.prompt_tokens > config_.max_num_queued_tokens) {
-      return Reject(OverloadReason::kQueuedTokensFull, retry_s, d);
-    }
+  // The hard limits hold under every policy that has them (unbounded has none unless set).
+  if (config_.max_num_queued_reqs > 0 && stats.num_waiting >= config_.max_num_queued_reqs) {
+    return Reject(OverloadReason::kQueueFull, retry_s, d);
+  }
+  if (config_.max_num_queued_tokens > 0 &&
+      stats.waiting_prompt_tokens + request.prompt_tokens > config_.max_num_queued_tokens) {
+    return Reject(OverloadReason::kQueuedTokensFull, retry_s, d);
   }
   if (predictive) {
     // A prompt whose prefill alone outlasts the TTFT SLO cannot meet it however short the
@@ -248,7 +257,11 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     const Seconds budget_s = kDeadlineMargin * config_.request_deadline_s;
     const Seconds slack_s = budget_s - d.queue_delay_est_s - d.prefill_est_s;
     if (step_s > 0 && d.decode_est_s > slack_s) {
-      const double fit = std::floor(slack_s / step_s);
+      // A clamp is planned at a full batch's step time (the batch fills while it decodes: at
+      // the current batch's, clamped requests ran into the deadline), and never above the
+      // configured degrade_max_tokens.
+      const double fit = std::min<double>(std::floor(slack_s / FullBatchStepEstimate(stats)),
+                                          config_.degrade_max_tokens);
       if (config_.degrade_max_tokens > 0 && fit >= 1) {
         d.verdict = Verdict::kDegrade;
         d.max_output_tokens = static_cast<std::int32_t>(fit);

@@ -5,9 +5,11 @@
 //   reason, retry_after_s)
 //
 // Order of checks: draining (503) -> the tenant's token bucket (429 rate_limited) -> hard
-// queue limits (503 queue_full / queued_tokens_full) -> the policy:
-//   unbounded   admits everything (the naive FIFO baseline that collapses under overload);
-//   tail-drop   only the hard limits above (vLLM's max_num_queued_reqs / _tokens, 503);
+// queue limits when set, under every policy (503 queue_full / queued_tokens_full) -> the policy:
+//   unbounded   nothing more (the naive FIFO baseline that collapses under overload; no hard
+//               limit unless one is set);
+//   tail-drop   only the hard limits above, 32 queued requests unless set (vLLM's
+//               max_num_queued_reqs / _tokens, 503);
 //   predictive  W_est = max(Q / mu_hat, prefill backlog / prefill throughput) from the
 //               *measured* ServiceEstimator; rejects with 429 queue_delay_exceeded when
 //               W_est + t_prefill_est > TTFT SLO, 429 kv_saturation when KV usage exceeds the
@@ -186,6 +188,9 @@ class AdmissionController {
   /// Decode step time the request deadline check assumes, seconds (see
   /// AdmissionConfig::decode_step_s_by_batch).
   Seconds DecodeStepEstimate(const EngineStats& stats) const;
+  /// The decode step time of a full batch (EffectiveSlots decodes), seconds: what a clamped
+  /// request is planned at.
+  Seconds FullBatchStepEstimate(const EngineStats& stats) const;
   /// mu, requests/s: the measured mu_hat; before the first measurement, a cold-start prior
   /// EffectiveSlots / (mean max output tokens x step time) from the admitted requests so far
   /// and the modelled step time (0 before any request was admitted).

@@ -81,7 +81,7 @@ std::vector<SettingSpec> BuildSpecs() {
           "Preemptions per request before it fails (0 = no cap)"),
       Int("engine", "long_prefill_token_threshold", &S::long_prefill_token_threshold, 0, k2e20, "",
           "Prompt tokens of one request per step (0 = no cap)"),
-      Int("engine", "num_gpu_blocks", &S::num_gpu_blocks, 1, 1 << 30, "from the profile's memory",
+      Int("engine", "num_gpu_blocks", &S::num_gpu_blocks, 1, k2e24, "from the profile's memory",
           "KV cache blocks"),
       Int("engine", "max_model_len", &S::max_model_len, 1, k2e24, "the profile's",
           "Context length: longer requests get 400 context_length_exceeded"),

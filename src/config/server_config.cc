@@ -1,5 +1,7 @@
 #include "config/server_config.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "config/yaml_reader.h"
@@ -42,6 +44,12 @@ using config::Field;
 /// Upper bound on every *_timeout_s (about 11.6 days). The server turns timeouts into Asio
 /// deadlines (std::chrono nanoseconds, milliseconds); 1e300 s would overflow the conversion.
 constexpr double kMaxTimeoutS = 1e6;
+// Ranges of serve's own keys, for the file and the flags alike.
+constexpr std::int64_t kMaxThreads = 256;
+constexpr std::int64_t kMaxConnections = 1'000'000;
+constexpr std::int64_t kMinBodyBytes = 1024;
+constexpr std::int64_t kMaxBodyBytes = std::int64_t{1} << 30;
+constexpr std::int64_t kMaxDefaultMaxTokens = 1 << 24;
 
 template <typename T>
 void ReadInt(const Field& f, T* out, std::int64_t lo, std::int64_t hi) {
@@ -55,9 +63,15 @@ void ReadInt(const Field& f, T* out, std::int64_t lo, std::int64_t hi) {
   *out = static_cast<T>(v);
 }
 
-void ReadPositive(const Field& f, double* out) {
+/// A timeout in (0, 1e6] s (Asio deadlines are std::chrono nanoseconds: 1e300 s would
+/// overflow the conversion).
+void ReadTimeout(const Field& f, double* out) {
   if (f.present()) {
-    *out = config::Positive(f, f.AsDouble());
+    const double v = config::Positive(f, f.AsDouble());
+    if (v > kMaxTimeoutS) {
+      f.Fail("must be <= 1e6 s");
+    }
+    *out = v;
   }
 }
 
@@ -65,24 +79,28 @@ void LoadListener(const Field& s, ServerConfig* c) {
   s.RequireKnownKeys(ConfigSectionKeys().at("server"));
   c->host = s["host"].String(c->host);
   ReadInt(s["port"], &c->port, 0, 65535);
-  ReadInt(s["threads"], &c->threads, 0, 256);
-  ReadInt(s["max_connections"], &c->max_connections, 1, 1'000'000);
-  ReadInt(s["max_body_bytes"], &c->max_body_bytes, 1024, 1 << 30);
-  ReadPositive(s["header_timeout_s"], &c->header_timeout_s);
-  ReadPositive(s["idle_timeout_s"], &c->idle_timeout_s);
+  ReadInt(s["threads"], &c->threads, 0, kMaxThreads);
+  ReadInt(s["max_connections"], &c->max_connections, 1, kMaxConnections);
+  ReadInt(s["max_body_bytes"], &c->max_body_bytes, kMinBodyBytes, kMaxBodyBytes);
+  ReadTimeout(s["header_timeout_s"], &c->header_timeout_s);
+  ReadTimeout(s["idle_timeout_s"], &c->idle_timeout_s);
 }
 
 void LoadEngine(const Field& e, ServerConfig* c) {
   config::ReadEngineSettings(e, "engine", OwnKeys().at("engine"), &c->engine);
   c->model = e["model"].String(c->model);
   c->profile_dir = e["profile_dir"].String(c->profile_dir);
-  ReadInt(e["default_max_tokens"], &c->default_max_tokens, 1, 1 << 24);
+  ReadInt(e["default_max_tokens"], &c->default_max_tokens, 1, kMaxDefaultMaxTokens);
 }
 
 void LoadTimeouts(const Field& t, ServerConfig* c) {
   config::ReadEngineSettings(t, "timeouts", OwnKeys().at("timeouts"), &c->engine);
-  ReadPositive(t["client_timeout_s"], &c->client_timeout_s);
-  ReadPositive(t["drain_timeout_s"], &c->drain_timeout_s);
+  if (t["client_timeout_s"].present()) {
+    double v = 0;
+    ReadTimeout(t["client_timeout_s"], &v);
+    c->client_timeout_s = v;
+  }
+  ReadTimeout(t["drain_timeout_s"], &c->drain_timeout_s);
 }
 
 void LoadKeys(const Field& keys, ServerConfig* c) {
@@ -122,7 +140,7 @@ ServerConfig ParseServerConfig(const Field& root, const std::string& origin) {
   config::ReadEngineSettings(root["admission"], "admission", {}, &c.engine);
   LoadTimeouts(root["timeouts"], &c);
   LoadKeys(root["api_keys"], &c);
-  ValidateServerConfig(c, origin);
+  (void)origin;
   return c;
 }
 
@@ -139,47 +157,57 @@ ServerConfig LoadServerConfigFromString(const std::string& yaml, const std::stri
   return ParseServerConfig(Field::LoadString(yaml, origin), origin);
 }
 
+double ClientTimeoutS(const ServerConfig& c) {
+  if (c.client_timeout_s) {
+    return *c.client_timeout_s;
+  }
+  return *config::Overlay(config::EngineDefaults(), c.engine).request_timeout_s + 0.5;
+}
+
 void ValidateServerConfig(const ServerConfig& c, const std::string& origin) {
   auto fail = [&](const std::string& what) { throw config::ConfigError(origin + ": " + what); };
   // The same ranges the YAML reader enforces, for values that came from flags.
   config::ValidateEngineSettings(c.engine, origin);
-  auto positive = [&](const char* name, double v) {
-    if (!(std::isfinite(v) && v > 0)) {
-      fail(std::string(name) + ": must be a finite number > 0, got " + std::to_string(v));
-    }
-  };
-  auto at_least = [&](const char* name, std::int64_t v, std::int64_t lo) {
-    if (v < lo) {
-      fail(std::string(name) + ": must be >= " + std::to_string(lo) + ", got " + std::to_string(v));
+  auto in_range = [&](const char* name, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+    if (v < lo || v > hi) {
+      fail(fmt::format("{}: must be an integer in [{}, {}], got {}", name, lo, hi, v));
     }
   };
   auto timeout = [&](const char* name, double v) {
-    positive(name, v);
-    if (v > kMaxTimeoutS) {
-      fail(std::string(name) + ": must be <= 1e6 s, got " + std::to_string(v));
+    if (!(std::isfinite(v) && v > 0 && v <= kMaxTimeoutS)) {
+      fail(fmt::format("{}: must be a number in (0, 1e6] s, got {:g}", name, v));
     }
   };
-  timeout("server.header_timeout_s", c.header_timeout_s);
-  timeout("server.idle_timeout_s", c.idle_timeout_s);
-  timeout("timeouts.client_timeout_s", c.client_timeout_s);
-  timeout("timeouts.drain_timeout_s", c.drain_timeout_s);
-  at_least("server.threads", c.threads, 0);
-  at_least("server.max_connections", c.max_connections, 1);
-  at_least("server.max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024);
-  at_least("engine.default_max_tokens", c.default_max_tokens, 1);
+  in_range("server.port (--port)", c.port, 0, 65535);
+  in_range("server.threads (--threads)", c.threads, 0, kMaxThreads);
+  in_range("server.max_connections (--max-connections)", c.max_connections, 1, kMaxConnections);
+  in_range("server.max_body_bytes (--max-body-bytes)", static_cast<std::int64_t>(c.max_body_bytes),
+           kMinBodyBytes, kMaxBodyBytes);
+  in_range("engine.default_max_tokens (--default-max-tokens)", c.default_max_tokens, 1,
+           kMaxDefaultMaxTokens);
+  timeout("server.header_timeout_s (--header-timeout-s)", c.header_timeout_s);
+  timeout("server.idle_timeout_s (--idle-timeout-s)", c.idle_timeout_s);
+  timeout("timeouts.drain_timeout_s (--drain-timeout-s)", c.drain_timeout_s);
+  const double client_timeout_s = ClientTimeoutS(c);
+  timeout("timeouts.client_timeout_s (--client-timeout-s)", client_timeout_s);
+  if (c.model.empty()) {
+    fail("engine.model (--model): must not be empty");
+  }
   // The timeout hierarchy of overload-and-failure-handling.txt §3.2, outer to inner.
   const config::EngineSettings e = config::Overlay(config::EngineDefaults(), c.engine);
   const double request_timeout_s = *e.request_timeout_s;
   const double ttft_slo_s = *e.ttft_slo_s;
-  if (!(c.client_timeout_s > request_timeout_s)) {
-    fail("timeouts.client_timeout_s (" + std::to_string(c.client_timeout_s) +
-         ") must be greater than timeouts.request_timeout_s (" + std::to_string(request_timeout_s) +
-         "): the server must answer before clients leave");
+  if (!(client_timeout_s > request_timeout_s)) {
+    fail(fmt::format(
+        "timeouts.client_timeout_s ({:g} s) must be greater than timeouts.request_timeout_s "
+        "({:g} s): the server must answer before clients leave",
+        client_timeout_s, request_timeout_s));
   }
   if (!(request_timeout_s > ttft_slo_s)) {
-    fail("timeouts.request_timeout_s (" + std::to_string(request_timeout_s) +
-         ") must be greater than admission.ttft_slo_s (" + std::to_string(ttft_slo_s) +
-         "), which bounds the queue-ingress deadline");
+    fail(fmt::format(
+        "timeouts.request_timeout_s ({:g} s) must be greater than admission.ttft_slo_s ({:g} s), "
+        "which bounds the queue-ingress deadline",
+        request_timeout_s, ttft_slo_s));
   }
   for (const auto& [key, k] : c.api_keys) {
     if (k.tenant.empty()) {

@@ -48,14 +48,16 @@ struct ServerConfig {
 
   // Timeout hierarchy (strictly ordered): client > server request deadline
   // (engine.request_timeout_s) > queue ingress.
-  double client_timeout_s = 5.0;  ///< what clients are told to use; validated only
-  double drain_timeout_s = 30;    ///< SIGTERM: in-flight requests get this long
+  /// What clients are told to use, seconds; validated only. Unset: the request deadline +
+  /// 0.5 s (5 s with the default 4.5 s deadline).
+  std::optional<double> client_timeout_s;
+  double drain_timeout_s = 30;  ///< SIGTERM: in-flight requests get this long
 };
 
-/// Loads `path` (may be empty: defaults only) and checks every constraint, including the
-/// timeout hierarchy (client_timeout_s > request_timeout_s > ttft_slo_s, the queue-ingress
-/// budget, with the engine's defaults for unset values) and every *_timeout_s in (0, 1e6] s.
-/// Throws config::ConfigError naming the file, line, field and value.
+/// Loads `path` (may be empty: defaults only), checking every key's type and range (every
+/// *_timeout_s in (0, 1e6] s). Throws config::ConfigError naming the file, line, field and
+/// value. The checks across keys and sources run in ValidateServerConfig, once the file,
+/// a scenario and the flags are merged.
 ServerConfig LoadServerConfig(const std::string& path);
 
 /// The keys each scalar section of the config file accepts ("server", "engine", "admission",
@@ -65,7 +67,13 @@ const std::map<std::string, std::vector<std::string>>& ConfigSectionKeys();
 /// The same from YAML text (tests, fuzzing); `origin` names it in errors.
 ServerConfig LoadServerConfigFromString(const std::string& yaml, const std::string& origin);
 
-/// Validates a config built in code or after flag overrides (same rules, "flags" as origin).
+/// Validates the merged config: every value's range (for values from flags) and the timeout
+/// hierarchy of overload-and-failure-handling.txt §3.2, client_timeout_s > request_timeout_s
+/// > ttft_slo_s (the queue-ingress budget), with the engine's defaults for unset values.
+/// `origin` names where the values came from. Throws config::ConfigError.
 void ValidateServerConfig(const ServerConfig& config, const std::string& origin);
+
+/// The clients' timeout in force: the given one, else the request deadline + 0.5 s.
+double ClientTimeoutS(const ServerConfig& config);
 
 }  // namespace spillway::server

@@ -130,8 +130,7 @@ asio::awaitable<void> HttpServer::RefuseBusy(asio::ip::tcp::socket socket) {
   framing.content_length = options_.overload_body.size();
   framing.keep_alive = false;
   std::string head;
-  AppendResponseHead(&head, 503, "application/json", framing,
-                     {{"Retry-After", "1"}, {"X-Overload-Reason", "too_many_connections"}});
+  AppendResponseHead(&head, 503, "application/json", framing, options_.overload_headers);
   const std::array<asio::const_buffer, 2> buffers = {asio::buffer(head),
                                                      asio::buffer(options_.overload_body)};
   beast::tcp_stream stream(std::move(socket));

@@ -41,8 +41,10 @@ struct HttpServerOptions {
   double header_timeout_s = 10;  ///< the whole request must arrive within this
   double idle_timeout_s = 60;    ///< between requests on a keep-alive connection
   std::int32_t max_connections = 1024;
-  /// Body of the 503 sent when max_connections is reached (JSON).
+  /// Body and headers of the 503 sent when max_connections is reached (JSON; the server fills
+  /// them from the overload contract's too_many_connections row).
   std::string overload_body = "{}";
+  Headers overload_headers = {{"Retry-After", "1"}, {"X-Overload-Reason", "too_many_connections"}};
   /// Body of the 413 sent when a body exceeds max_body_bytes (JSON).
   std::string too_large_body = "{}";
   /// Bodies of the 400 for a malformed HTTP request and the 431 for oversized headers (JSON).

@@ -97,8 +97,7 @@ api::ApiError NeverServable(const AdmissionDecision& d, std::int32_t prompt_toke
 }
 
 net::Headers OverloadHeaders(const AdmissionDecision& d) {
-  net::Headers h = {{"Retry-After", fmt::format("{:.0f}", d.retry_after_s)},
-                    {"X-Overload-Reason", std::string(ToString(d.reason))}};
+  net::Headers h = ContractHeaders(ToString(d.reason), d.retry_after_s);
   if (d.reason == OverloadReason::kRateLimited) {
     // Unix time at which the bucket has a token again (overload lesson §3.3).
     h.emplace_back("X-RateLimit-Reset",

@@ -20,8 +20,7 @@ GenerationEnd Error(std::string_view code, std::string message, Seconds retry_af
   end.kind = GenerationEnd::Kind::kError;
   end.error = ContractError(code, std::move(message));
   if (end.error.http_status == 429 || end.error.http_status == 503) {
-    end.headers = {{"Retry-After", fmt::format("{:.0f}", retry_after_s)},
-                   {"X-Overload-Reason", std::string(code)}};
+    end.headers = ContractHeaders(code, retry_after_s);
   }
   return end;
 }
@@ -48,6 +47,16 @@ GenerationEnd Finished(const StreamEvent& event, const GenerationLimits& limits)
 }
 
 }  // namespace
+
+net::Headers ContractHeaders(std::string_view reason, Seconds retry_after_s) {
+  net::Headers h = {{"Retry-After", fmt::format("{:.0f}", retry_after_s)},
+                    {"X-Overload-Reason", std::string(reason)}};
+  if (const api::ContractRow* row = api::FindContractRow(reason);
+      row != nullptr && !row->dropped_reason.empty()) {
+    h.emplace_back("x-llm-d-request-dropped-reason", std::string(row->dropped_reason));
+  }
+  return h;
+}
 
 GenerationEnd EndOf(const StreamEvent& event, bool channel_error, const GenerationLimits& limits) {
   if (event.kind == StreamEvent::Kind::kClientGone) {

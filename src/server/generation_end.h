@@ -34,6 +34,11 @@ struct GenerationLimits {
   double drain_timeout_s = 0;
 };
 
+/// The headers of a 429 or 503 for `reason`: Retry-After (whole seconds), X-Overload-Reason, and
+/// the Gateway API Inference Extension's x-llm-d-request-dropped-reason where the contract
+/// gives one.
+net::Headers ContractHeaders(std::string_view reason, Seconds retry_after_s);
+
 /// The end `event` (anything but a token) means; `channel_error` is a failed receive (treated
 /// as the deadline, like kTimeout).
 GenerationEnd EndOf(const StreamEvent& event, bool channel_error, const GenerationLimits& limits);

@@ -17,6 +17,7 @@
 #include "net/http_server.h"
 #include "server/api_handler.h"
 #include "server/engine_service.h"
+#include "server/generation_end.h"
 #include "server/server_metrics.h"
 
 namespace spillway::server {
@@ -110,6 +111,7 @@ int Server::Run() {
   http.max_connections = m.config.max_connections;
   http.overload_body =
       api::ErrorJson({503, "Too many connections.", "overloaded", "", "too_many_connections"});
+  http.overload_headers = ContractHeaders("too_many_connections", 1);
   http.too_large_body = api::ErrorJson(
       {413, "Request body too large.", "invalid_request_error", "", "body_too_large"});
   http.bad_request_body = api::ErrorJson(

@@ -142,18 +142,31 @@ TEST(RequestDeadlineTest, CountsTheQueueDelayAgainstTheDeadline) {
             OverloadReason::kDeadlineUnreachable);
 }
 
-TEST(RequestDeadlineTest, WithDegradationOnClampsMaxTokensToWhatFits) {
+TEST(RequestDeadlineTest, WithDegradationOnClampsMaxTokensToWhatFitsAtAFullBatch) {
+  AdmissionConfig config = Config(10, /*step_s=*/0.02);
+  config.request_deadline_s = 4.5;
+  config.degrade_max_tokens = 1000;
+  config.decode_step_s_by_batch.assign(32, 0.03);  // a full batch's step: 30 ms
+  config.decode_step_s_by_batch[0] = 0.02;
+  AdmissionController c(config, 0);
+  const AdmissionDecision d = c.Decide(Request(32, 1000), Stats(0, 0), 0);
+  ASSERT_TRUE(d.admitted());
+  EXPECT_EQ(d.verdict, Verdict::kDegrade);
+  // floor((0.9 x 4.5 - W_est 0 - prefill 0.02) / 0.03): about 134 tokens fit at a full batch
+  // (201 at the idle engine's 20 ms, which the batch that fills meanwhile would overrun).
+  EXPECT_EQ(d.max_output_tokens,
+            static_cast<std::int32_t>(std::floor((kDeadlineMargin * 4.5 - 0.0 - 0.02) / 0.03)));
+  EXPECT_NEAR(d.max_output_tokens, 134, 1);
+}
+
+TEST(RequestDeadlineTest, TheClampNeverExceedsDegradeMaxTokens) {
   AdmissionConfig config = Config(10, /*step_s=*/0.02);
   config.request_deadline_s = 4.5;
   config.degrade_max_tokens = 64;
   AdmissionController c(config, 0);
   const AdmissionDecision d = c.Decide(Request(32, 1000), Stats(0, 0), 0);
   ASSERT_TRUE(d.admitted());
-  EXPECT_EQ(d.verdict, Verdict::kDegrade);
-  // floor((0.9 x 4.5 - W_est 0 - prefill 0.02) / 0.02): about 201 tokens fit.
-  EXPECT_EQ(d.max_output_tokens,
-            static_cast<std::int32_t>(std::floor((kDeadlineMargin * 4.5 - 0.0 - 0.02) / 0.02)));
-  EXPECT_NEAR(d.max_output_tokens, 201, 1);
+  EXPECT_EQ(d.max_output_tokens, 64);
 }
 
 TEST(RequestDeadlineTest, UsesTheModelledStepOfTheBatchTheRequestJoins) {

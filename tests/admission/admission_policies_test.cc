@@ -128,6 +128,18 @@ TEST(UnboundedPolicyTest, AdmitsEverythingEvenWithAHugeQueueAndFullKv) {
   }
 }
 
+// An explicit hard limit holds under the naive queue too (vLLM's --max-num-queued-reqs on a
+// plain engine): unbounded only means no policy of its own.
+TEST(UnboundedPolicyTest, AnExplicitHardLimitStillHolds) {
+  AdmissionConfig config = Config(AdmissionPolicy::kUnbounded);
+  config.max_num_queued_reqs = 3;
+  config.max_num_queued_tokens = 300;
+  AdmissionController c(config, 0);
+  EXPECT_EQ(c.Decide(Request(), Stats(3), 0).reason, OverloadReason::kQueueFull);
+  EXPECT_EQ(c.Decide(Request(400, 4), Stats(0), 0).reason, OverloadReason::kQueuedTokensFull);
+  EXPECT_TRUE(c.Decide(Request(100, 4), Stats(2), 0).admitted());
+}
+
 TEST(UnboundedPolicyTest, AdmitsEvenWhenTheServiceRateIsUnknown) {
   AdmissionController c(Config(AdmissionPolicy::kUnbounded, 0, 0, 0), 0);
   EXPECT_TRUE(c.Decide(Request(), Stats(500), 0).admitted());

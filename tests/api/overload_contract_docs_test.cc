@@ -48,7 +48,7 @@ std::vector<std::vector<std::string>> DocumentedRows() {
     if (!in_section) {
       continue;
     }
-    if (line.starts_with("| reason")) {
+    if (line.starts_with("| reason")) {  // the header row
       in_table = true;
       continue;
     }

@@ -1,6 +1,7 @@
 // Each row of the overload contract (api/overload_contract.h), provoked against the real
 // `spillway serve`, is answered as the table says: its status, X-Overload-Reason and a
-// Retry-After of whole seconds on 429 and 503, and an OpenAI error body whose `type` is the
+// Retry-After of whole seconds on 429 and 503 (with x-llm-d-request-dropped-reason where the
+// row has one), and an OpenAI error body whose `type` is the
 // row's and whose `code` is the reason. Rows that need load the tests here cannot produce on
 // demand are checked elsewhere against the same table: queue_delay_and_kv_saturation and
 // queue_deadline_exceeded (overload_test.cc, a burst), draining (drain_test.cc),
@@ -64,6 +65,11 @@ HttpRequest Stream(int prompt_tokens, int max_tokens) {
   if (row->http_status == 429 || row->http_status == 503) {
     if (r.Header("X-Overload-Reason") != reason) {
       return ::testing::AssertionFailure() << "X-Overload-Reason, want " << reason;
+    }
+    if (!row->dropped_reason.empty() &&
+        r.Header("x-llm-d-request-dropped-reason") != std::string(row->dropped_reason)) {
+      return ::testing::AssertionFailure()
+             << "x-llm-d-request-dropped-reason, want " << row->dropped_reason;
     }
     const std::optional<std::string> retry = r.Header("Retry-After");
     int seconds = 0;

@@ -28,10 +28,36 @@ std::string LoadError(const std::string& yaml) {
 // request_timeout_s does in ApiHandler and header/idle_timeout_s in HttpServer.
 TEST(ServerConfigFuzzRegressionsTest, HugeTimeoutsAreRefused) {
   EXPECT_EQ(LoadError("timeouts: {drain_timeout_s: 1e300}\n"),
-            "serve.yaml: timeouts.drain_timeout_s: must be <= 1e6 s, got " + std::to_string(1e300));
+            "serve.yaml:1: timeouts.drain_timeout_s: must be <= 1e6 s, got '1e300'");
   EXPECT_NE(LoadError("server: {header_timeout_s: 1e7}\n"), "");
   EXPECT_NE(LoadError("server: {idle_timeout_s: 1e7}\n"), "");
   EXPECT_NE(LoadError("timeouts: {client_timeout_s: 1e20, request_timeout_s: 1e19}\n"), "");
+}
+
+// The timeout hierarchy is checked once the file, a scenario and the flags are merged: a file
+// that sets only the clients' timeout is fine with a shorter deadline given as a flag.
+TEST(ServerConfigTest, TheHierarchyIsCheckedOnTheMergedSettings) {
+  ServerConfig c = LoadServerConfigFromString("timeouts: {client_timeout_s: 2}\n", "k.yaml");
+  EXPECT_THROW(ValidateServerConfig(c, "k.yaml"), config::ConfigError);  // 2 s < 4.5 s deadline
+  c.engine.request_timeout_s = 1.5;  // as --request-timeout-s 1.5 sets it
+  EXPECT_NO_THROW(ValidateServerConfig(c, "k.yaml and flags"));
+  // Unset, the clients' timeout follows the deadline: a scenario's 100 s deadline just works.
+  ServerConfig d;
+  d.engine.request_timeout_s = 100;
+  EXPECT_DOUBLE_EQ(ClientTimeoutS(d), 100.5);
+  EXPECT_NO_THROW(ValidateServerConfig(d, "flags"));
+}
+
+TEST(ServerConfigTest, ServesOwnFlagsKeepTheFilesRanges) {
+  ServerConfig c;
+  c.threads = 100000;  // as --threads 100000 sets it: once crashed after listening
+  EXPECT_THROW(ValidateServerConfig(c, "flags"), config::ConfigError);
+  c.threads = 0;
+  c.max_body_bytes = 2'000'000'000;
+  EXPECT_THROW(ValidateServerConfig(c, "flags"), config::ConfigError);
+  c.max_body_bytes = 1 << 20;
+  c.model = "";
+  EXPECT_THROW(ValidateServerConfig(c, "flags"), config::ConfigError);
 }
 
 TEST(ServerConfigFuzzRegressionsTest, LargestTimeoutsStillBecomeDeadlines) {
@@ -40,7 +66,7 @@ TEST(ServerConfigFuzzRegressionsTest, LargestTimeoutsStillBecomeDeadlines) {
       "timeouts: {client_timeout_s: 1e6, request_timeout_s: 999999, drain_timeout_s: 1e6}\n",
       "serve.yaml");
   const net::SteadyClock clock;
-  EXPECT_GT(clock.At(clock.Now() + c.client_timeout_s), clock.At(clock.Now()));
+  EXPECT_GT(clock.At(clock.Now() + ClientTimeoutS(c)), clock.At(clock.Now()));
   ServerConfig flags = c;
   flags.engine.request_timeout_s = 2e6;  // as a --request-timeout-s flag would set it
   EXPECT_THROW(ValidateServerConfig(flags, "flags"), config::ConfigError);
