@@ -5,8 +5,12 @@
 #include <string>
 
 namespace spillway {
-
 RunRecorder::RunRecorder(GoodputSlo slo, std::vector<Phase> phases) : slo_(slo) {
+  // The simulator measures engine time at every step; a driver that cannot (bench without
+  // the server's counters) resets these to nullopt after Finish.
+  s_.engine_busy_s = 0.0;
+  s_.wasted_engine_s = 0.0;
+  s_.not_completed_engine_s = 0.0;
   for (const Phase& p : phases) {
     PhaseSummary ps;
     ps.start_s = p.start_s;
@@ -168,8 +172,8 @@ void RunRecorder::OnRequestDone(const RequestOutcome& o, std::string_view class_
 }
 
 void RunRecorder::OnEngineStep(Seconds busy_s, Seconds wasted_s, std::int32_t prefill_tokens) {
-  s_.engine_busy_s += busy_s;
-  s_.wasted_engine_s += wasted_s;
+  s_.engine_busy_s = s_.engine_busy_s.value_or(0) + busy_s;
+  s_.wasted_engine_s = s_.wasted_engine_s.value_or(0) + wasted_s;
   s_.prefill_tokens += prefill_tokens;
 }
 

@@ -134,11 +134,16 @@ struct RunSummary {
   double est_prefill_tokens_per_s = 0;
   double est_step_time_s = 0;
 
-  double engine_busy_s = 0;
-  double wasted_engine_s = 0;  ///< engine time on requests whose client had already gone
+  // Engine time, seconds; nullopt when the run did not measure it (JSON null, the table's
+  // "n/a"): a `spillway bench` run takes each from the server's counters, so it has none
+  // against a server that does not export that counter or with --no-metrics. The simulator
+  // (RunRecorder) always measures all three.
+  std::optional<double> engine_busy_s;
+  /// Engine time on requests whose client had already gone.
+  std::optional<double> wasted_engine_s;
   /// Engine time on requests that never completed for their client (abandoned, failed or
   /// dropped), before or after the client left; includes wasted_engine_s.
-  double not_completed_engine_s = 0;
+  std::optional<double> not_completed_engine_s;
   std::int32_t max_waiting = 0;
   std::int64_t preemptions = 0;
   std::int64_t prefill_tokens = 0;

@@ -8,6 +8,11 @@ namespace spillway {
 namespace json = boost::json;
 namespace {
 
+// A figure the run may not have measured: null when it did not.
+json::value Measured(const std::optional<double>& v) {
+  return v.has_value() ? json::value(*v) : json::value(nullptr);
+}
+
 json::object PercentilesJson(const Percentiles& p) {
   return {{"p50", p.p50},   {"p95", p.p95}, {"p99", p.p99},
           {"mean", p.mean}, {"max", p.max}, {"count", p.count}};
@@ -128,9 +133,9 @@ json::object ToValue(const RunSummary& s) {
   o["estimates"] = json::object{{"service_rate_rps", s.est_service_rate_rps},
                                 {"prefill_tokens_per_s", s.est_prefill_tokens_per_s},
                                 {"step_time_s", s.est_step_time_s}};
-  o["engine_busy_s"] = s.engine_busy_s;
-  o["wasted_engine_s"] = s.wasted_engine_s;
-  o["not_completed_engine_s"] = s.not_completed_engine_s;
+  o["engine_busy_s"] = Measured(s.engine_busy_s);
+  o["wasted_engine_s"] = Measured(s.wasted_engine_s);
+  o["not_completed_engine_s"] = Measured(s.not_completed_engine_s);
   o["max_waiting"] = s.max_waiting;
   o["preemptions"] = s.preemptions;
   o["prefill_tokens"] = s.prefill_tokens;

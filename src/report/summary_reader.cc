@@ -68,6 +68,19 @@ class Fields {
     return v->to_number<double>();
   }
 
+  /// A figure the run may not have measured: nullopt when it is null (or absent and
+  /// optional).
+  std::optional<double> Measured(std::string_view key, Need need) const {
+    const json::value* v = Get(key, need);
+    if (v == nullptr || v->is_null()) {
+      return std::nullopt;
+    }
+    if (!v->is_number()) {
+      Fail(key, "expected a number or null, got " + KindName(*v));
+    }
+    return v->to_number<double>();
+  }
+
   /// Every integer of a run summary is a count, a seed or a replica number: >= 0.
   std::int64_t Integer(std::string_view key, Need need = Need::kRequired) const {
     const json::value* v = Get(key, need);
@@ -249,9 +262,9 @@ void ReadEngine(const Fields& run, RunSummary* s) {
     s->est_prefill_tokens_per_s = e->Number("prefill_tokens_per_s", Need::kOptional);
     s->est_step_time_s = e->Number("step_time_s", Need::kOptional);
   }
-  s->engine_busy_s = run.Number("engine_busy_s");
-  s->wasted_engine_s = run.Number("wasted_engine_s");
-  s->not_completed_engine_s = run.Number("not_completed_engine_s", Need::kOptional);
+  s->engine_busy_s = run.Measured("engine_busy_s", Need::kRequired);
+  s->wasted_engine_s = run.Measured("wasted_engine_s", Need::kRequired);
+  s->not_completed_engine_s = run.Measured("not_completed_engine_s", Need::kOptional);
   s->max_waiting = static_cast<std::int32_t>(run.Integer("max_waiting"));
   s->preemptions = run.Integer("preemptions");
   s->prefill_tokens = run.Integer("prefill_tokens", Need::kOptional);
