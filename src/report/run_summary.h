@@ -80,6 +80,8 @@ struct RetryAfterSummary {
 struct ObjectiveResult {
   std::string name;  ///< e.g. "e2e_p99_s"
   double target = 0;
+  /// The run's figure; +infinity when a latency percentile falls on a failed request
+  /// (report/objectives.h).
   double value = 0;
   bool pass = false;
 };
@@ -122,9 +124,16 @@ struct RunSummary {
   /// The same TTFT samples in TtftBucketBoundsSeconds() buckets (seconds), for plotting the
   /// distribution.
   BucketCounts ttft_histogram_s;
-  Percentiles tpot_s;          ///< completed, > 1 output token: (e2e - ttft) / (tokens - 1)
-  Percentiles itl_s;           ///< every gap between consecutive tokens
-  Percentiles e2e_s;           ///< completed requests
+  Percentiles tpot_s;  ///< completed, > 1 output token: (e2e - ttft) / (tokens - 1)
+  Percentiles itl_s;   ///< every gap between consecutive tokens
+  Percentiles e2e_s;   ///< completed requests
+  /// For the objectives (report/objectives.h), which cover every admitted request that
+  /// completed or failed: the TTFT samples with each failed request that got no first token
+  /// counted as +infinity, and the E2E samples with each failed request counted as +infinity
+  /// (it never finished). Equal to ttft_s / e2e_s when nothing failed. Not in the JSON (the
+  /// objectives' results are).
+  Percentiles ttft_objective_s;
+  Percentiles e2e_objective_s;
   Percentiles queue_time_s;    ///< engine side: arrival to first scheduled (vLLM queue time)
   Percentiles prefill_time_s;  ///< engine side: first scheduled to first token
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cmath>
 #include <sstream>
 
 namespace spillway {
@@ -150,8 +151,11 @@ json::object ToValue(const RunSummary& s) {
                                   {"mean_retry_after_s", ra.mean_retry_after_s}};
   json::array objectives;
   for (const ObjectiveResult& r : s.objectives) {
+    // JSON has no infinity: an objective whose percentile fell on a failed request
+    // (+infinity, report/objectives.h) has the value null.
+    const json::value value = std::isfinite(r.value) ? json::value(r.value) : json::value(nullptr);
     objectives.push_back(
-        json::object{{"name", r.name}, {"target", r.target}, {"value", r.value}, {"pass", r.pass}});
+        json::object{{"name", r.name}, {"target", r.target}, {"value", value}, {"pass", r.pass}});
   }
   o["objectives"] = std::move(objectives);
   o["phases"] = PhasesJson(s.phases);

@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -286,8 +287,11 @@ void ReadObjectivesAndPhases(const Fields& run, RunSummary* s) {
   if (const json::array* objectives = run.Array("objectives", Need::kOptional)) {
     for (std::size_t i = 0; i < objectives->size(); ++i) {
       const Fields o = run.Element("objectives", *objectives, i);
+      // A null value is +infinity (summary_json.h): the percentile fell on a failed request.
+      const std::optional<double> value = o.Measured("value", Need::kRequired);
       s->objectives.push_back({o.String("name", Need::kRequired), o.Number("target"),
-                               o.Number("value"), o.Bool("pass", false)});
+                               value.value_or(std::numeric_limits<double>::infinity()),
+                               o.Bool("pass", false)});
     }
   }
   if (const json::array* phases = run.Array("phases", Need::kOptional)) {

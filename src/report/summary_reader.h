@@ -29,7 +29,8 @@ class RunJsonError : public std::runtime_error {
 /// waiting, running, kv_usage}]. Every other key the writer emits is optional (zero, empty or
 /// absent when missing: `ttft_histogram_s`, `slo` and `retry_after` are newer than the first
 /// JSON files; `not_completed_engine_s` missing or null reads as nullopt, not measured) but
-/// must have its type when present. Unknown keys are ignored.
+/// must have its type when present. An objective's `value` null reads as +infinity
+/// (summary_json.h). Unknown keys are ignored.
 /// Throws RunJsonError on invalid JSON, a missing required key or a value of the wrong type.
 std::vector<RunSummary> ParseRunSummaries(std::string_view text, std::string_view source);
 

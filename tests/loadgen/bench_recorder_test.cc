@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -191,6 +192,9 @@ TEST_F(BenchRecorderTest, EngineTimeWithoutScrapesIsNotMeasured) {
   EXPECT_FALSE(s.engine_busy_s.has_value());
   EXPECT_FALSE(s.wasted_engine_s.has_value());
   EXPECT_FALSE(s.not_completed_engine_s.has_value());
+  // The failed request (the 504) counts against a latency objective in bench as in sim.
+  EXPECT_EQ(s.e2e_objective_s.count, s.e2e_s.count + 1);
+  EXPECT_TRUE(std::isinf(s.e2e_objective_s.max));
 }
 
 TEST_F(BenchRecorderTest, AttemptsCountUnderTheirScenarioClass) {
