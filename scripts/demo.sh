@@ -101,11 +101,7 @@ say "3. The simulator on the same scenario (virtual time, the same engine and ad
 echo "   The same rows as the live table, for scenarios/seed-burst-short.yaml (README.md shows both)."
 $bin sim --scenario scenarios/seed-burst-short.yaml --compare unbounded,tail-drop,predictive \
   --json "$out/sim-seed-burst-short.json" | sed 's/^/   /'
-cat <<'TXT'
-   The simulator has no 4.5 s server deadline: it refuses nothing as deadline_unreachable and
-   answers no 504, so its queues' requests run on past 4.5 s (E2E p99) where the live ones fail.
-   It measures engine time exactly; live, bench reads it from the server's /metrics.
-TXT
+echo "   (The simulator measures engine time exactly; live, bench reads it from the server's /metrics.)"
 
 if [ -f "$trace" ]; then
   say "4. A real trace, live: Azure LLM inference (conversation), 2 minutes, on h100-llama3-8b"
