@@ -4,20 +4,27 @@ SCENARIO ?= scenarios/seed-burst.yaml
 FUZZ_SECONDS ?= 30
 SOAK_SECONDS ?= 600
 
+# Each target installs the Debian packages it needs first (scripts/deps.sh GROUP; README.md,
+# "Quick start", says how much each group installs). `make deps` installs every group.
+DEPS = ./scripts/deps.sh
+
 .PHONY: deps build test test-asan test-tsan fuzz demo soak bench bench-failure bench-reject format format-check clean
 
 deps:
-	./scripts/deps.sh
+	$(DEPS) all
 
-build: deps
+build:
+	$(DEPS) build
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
 test: build
+	$(DEPS) test
 	ctest --preset release -j $(JOBS)
 
 # The sanitizer job CI runs after the plain one (a separate build tree: build-asan/).
-test-asan: deps
+test-asan:
+	$(DEPS) test
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS) -LE slow
@@ -26,7 +33,8 @@ test-asan: deps
 # (test binaries and the servers they start) writes its reports under build-tsan/tsan-reports/;
 # any report fails the target.
 TSAN_REPORTS = $(CURDIR)/build-tsan/tsan-reports
-test-tsan: deps
+test-tsan:
+	$(DEPS) test
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
 	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
@@ -36,40 +44,48 @@ test-tsan: deps
 
 # The libFuzzer targets (clang-14, build-fuzz/), each for FUZZ_SECONDS on a copy of its seeds
 # (docs/fuzzing.md). FUZZ_JOBS=2 runs two at a time.
-fuzz: deps
+fuzz:
+	$(DEPS) fuzz
 	./scripts/fuzz.sh $(FUZZ_SECONDS)
 
-demo: deps
+demo:
+	$(DEPS) demo
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target spillway
 	./scripts/demo.sh
 
 # The soak (docs/soak.md; not in CI): SOAK_SECONDS (default 600) at ten times the engine's
 # capacity against spillway serve; checks replies, memory and liveness, writes out/soak/.
-soak: deps
+soak:
+	$(DEPS) soak
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target spillway
 	SOAK_SECONDS=$(SOAK_SECONDS) ./scripts/soak.sh
 
 # The microbenchmarks (Google Benchmark), then the failure-injection suite at full length.
 bench: build
+	$(DEPS) bench
 	./build/spillway_bench
 	./scripts/failure_suite.sh build
 
 # Only the failure-injection suite at full length, sim and live (about 13 min; docs/failure.md).
 bench-failure: build
+	$(DEPS) bench
 	./scripts/failure_suite.sh build
 
 # 429s per second answered by spillway serve, measured with wrk (docs/serve.md).
-bench-reject: deps
+bench-reject:
+	$(DEPS) bench
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target spillway
 	./bench/reject_throughput.sh build/spillway
 
 format:
+	$(DEPS) format
 	clang-format -i $$(git ls-files '*.h' '*.cc')
 
 format-check:
+	$(DEPS) format
 	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
 
 clean:

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # The main job (make demo): the reference burst served live three ways, then a real trace.
 #
+#   scripts/demo.sh                  the demo (about 8 minutes after the build)
+#   scripts/demo.sh --burst-runs N   only step 2 (the live burst, three policies), N times, then
+#                                    one table per policy with a column per run: how much the
+#                                    live figures vary from run to run (README.md quotes it)
+#
 # `spillway serve` runs an EMULATED engine (a roofline cost model of the GPU paces each
 # iteration; no model runs, the text is placeholder words); `spillway bench` sends the
 # scenario's requests over HTTP, open loop, streaming, and measures at the client. Outputs
@@ -27,6 +32,44 @@ trap stop_server EXIT
 # shellcheck source=scripts/serve_lib.sh
 source scripts/serve_lib.sh  # (the working directory is the repository root)
 
+# live_burst DIR [LABEL_SUFFIX]: step 2, `spillway serve --policy P` and `spillway bench` on
+# scenarios/seed-burst-short.yaml for each policy; the summaries (DIR/live-P.json), records,
+# bench output and server logs go to DIR, the summaries' paths to live_runs.
+live_burst() {
+  local dir=$1 suffix=${2:-} policy
+  live_runs=()
+  for policy in unbounded tail-drop predictive; do
+    printf '   %-11s ' "$policy:"
+    start_server "$dir/serve-$policy.log" --policy "$policy"
+    $bin bench --target "$url" --scenario scenarios/seed-burst-short.yaml \
+      --policy-label "$policy$suffix" --no-progress --json "$dir/live-$policy.json" \
+      --records "$dir/live-$policy.jsonl" >"$dir/bench-$policy.txt"
+    stop_server
+    echo "done ($dir/bench-$policy.txt)"
+    live_runs+=("$dir/live-$policy.json")
+  done
+}
+
+if [ "${1:-}" = "--burst-runs" ]; then
+  runs=${2:-}
+  [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/demo.sh [--burst-runs N]" >&2; exit 2; }
+  rm -rf "$out/burst-runs"
+  for k in $(seq 1 "$runs"); do
+    say "Live burst, run $k of $runs (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+    mkdir -p "$out/burst-runs/$k"
+    live_burst "$out/burst-runs/$k" "#$k"
+  done
+  for policy in unbounded tail-drop predictive; do
+    say "$policy, $runs runs"
+    files=()
+    for k in $(seq 1 "$runs"); do
+      files+=("$out/burst-runs/$k/live-$policy.json")
+    done
+    $bin report "${files[@]}" --out "$out/burst-runs/report-$policy" --table | sed 's/^/   /'
+  done
+  exit 0
+fi
+
 say "1. What does the reference engine sustain? (seed-a100-7b: Llama-2-7B on A100, emulated)"
 echo "   Bisection in the simulator on a steady Poisson rate of the 70/20/10 chat/coding/document"
 echo "   mix until p95 TTFT or p95 TPOT leaves its SLO (1.0 s / 35 ms)."
@@ -39,17 +82,7 @@ cat <<'TXT'
    a minute each. Clients give up after 2 s without a first token. Goodput = completed within
    TTFT 1 s and TPOT 35 ms, measured at the client (vLLM bench --goodput).
 TXT
-live_runs=()
-for policy in unbounded tail-drop predictive; do
-  printf '   %-11s ' "$policy:"
-  start_server "$out/serve-$policy.log" --policy "$policy"
-  $bin bench --target "$url" --scenario scenarios/seed-burst-short.yaml \
-    --policy-label "$policy" --no-progress --json "$out/live-$policy.json" \
-    --records "$out/live-$policy.jsonl" >"$out/bench-$policy.txt"
-  stop_server
-  echo "done ($out/bench-$policy.txt)"
-  live_runs+=("$out/live-$policy.json")
-done
+live_burst "$out"
 echo
 $bin report "${live_runs[@]}" --out "$out/live-report" --table | sed 's/^/   /'
 cat <<'TXT'
@@ -65,20 +98,25 @@ cat <<'TXT'
 TXT
 
 say "3. The simulator on the same scenario (virtual time, the same engine and admission code)"
+echo "   The same rows as the live table, for scenarios/seed-burst-short.yaml (README.md shows both)."
 $bin sim --scenario scenarios/seed-burst-short.yaml --compare unbounded,tail-drop,predictive \
-  --json "$out/sim-seed-burst-short.json" | grep -E '^(policy|admitted|good \(|goodput req/s, 10|TTFT p95)'
-echo "   (The simulator has no 4.5 s server deadline, so it refuses nothing as deadline_unreachable.)"
+  --json "$out/sim-seed-burst-short.json" | sed 's/^/   /'
+echo "   (The simulator measures engine time exactly; live, bench reads it from the server's /metrics.)"
 
 if [ -f "$trace" ]; then
   say "4. A real trace, live: Azure LLM inference (conversation), 2 minutes, on h100-llama3-8b"
-  echo "   Source: Azure/AzurePublicDataset, CC-BY-4.0 ($trace)"
+  echo "   Source: the Azure LLM inference trace 2023, conversation service: Azure/AzurePublicDataset,"
+  echo "   data/AzureLLMInferenceTrace_conv.csv, CC-BY-4.0 (read from $trace)."
   echo "   Predictive admission (TTFT SLO 2 s, TPOT 100 ms), at 1x and 3x the recorded load."
+  # scenarios/azure-conv.yaml names ../shared's copy; a copy of it names $trace instead.
+  trace_abs="$(cd "$(dirname "$trace")" && pwd)/$(basename "$trace")"
+  sed "s|^  file: .*|  file: $trace_abs|" scenarios/azure-conv.yaml >"$out/azure-conv.yaml"
   trace_runs=()
   for m in 1 3; do
     printf '   %sx: ' "$m"
     start_server "$out/serve-azure-${m}x.log" --profile h100-llama3-8b --policy predictive \
       --ttft-slo-s 2 --tpot-slo-s 0.1 --request-timeout-s 100 --client-timeout-s 130
-    $bin bench --target "$url" --scenario scenarios/azure-conv.yaml --rate-multiplier "$m" \
+    $bin bench --target "$url" --scenario "$out/azure-conv.yaml" --rate-multiplier "$m" \
       --policy-label "predictive ${m}x" --no-progress --json "$out/live-azure-${m}x.json" \
       >"$out/bench-azure-${m}x.txt"
     stop_server
@@ -93,7 +131,13 @@ if [ -f "$trace" ]; then
    the excess at the door (429 with Retry-After) and keeps what it admits within the SLOs.
 TXT
 else
-  say "4. (skipped: no trace at $trace; set TRACE=path/to/AzureLLMInferenceTrace_conv.csv)"
+  say "4. (skipped: no trace at $trace)"
+  cat <<'TXT'
+   The trace is AzureLLMInferenceTrace_conv.csv, the Azure LLM inference trace 2023
+   (conversation service) of the Azure/AzurePublicDataset repository on GitHub, file
+   data/AzureLLMInferenceTrace_conv.csv, license CC-BY-4.0. Put it at
+   ../shared/traces/ beside this checkout, or run TRACE=path/to/it make demo.
+TXT
 fi
 
 say "Reports: open $out/live-report/index.html (and $out/azure-report/index.html) in a browser."

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -41,16 +42,31 @@ struct BenchArgs {
   bool no_progress = false;
 };
 
+// The engine-time rows the server's /metrics did not have (printed n/a), as "; ..." or "".
+std::string NotExported(const RunSummary& s) {
+  std::string missing;
+  for (const auto& [row, value] :
+       {std::pair{"engine busy s", &s.engine_busy_s},
+        std::pair{"wasted engine s", &s.wasted_engine_s},
+        std::pair{"engine s on not-completed", &s.not_completed_engine_s}}) {
+    if (!value->has_value()) {
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", row);
+    }
+  }
+  return missing.empty() ? "" : "; not exported there, so n/a: " + missing;
+}
+
 std::string ClientLines(const loadgen::BenchResult& r) {
   std::string out = fmt::format(
       "\nclient: transport errors {}, peak in flight {}, send lag vs schedule p50 {:.1f} ms, "
       "p99 {:.1f} ms, max {:.1f} ms\n",
       r.transport_errors, r.max_in_flight, r.send_lag_s.p50 * 1e3, r.send_lag_s.p99 * 1e3,
       r.send_lag_s.max * 1e3);
-  out += r.metrics_scraped
-             ? "server: waiting, running, KV usage, preemptions and engine seconds from its "
-               "/metrics\n"
-             : "server: no vLLM/Spillway metrics at /metrics: engine-side rows are 0\n";
+  out += r.metrics_scraped ? "server: waiting, running, KV usage, preemptions and engine seconds "
+                             "from its /metrics" +
+                                 NotExported(r.summary) + "\n"
+                           : "server: no vLLM/Spillway metrics read from /metrics: waiting, "
+                             "running, KV usage and preemptions are 0, engine seconds n/a\n";
   if (const RetryAfterSummary& ra = r.summary.retry_after; ra.checked > 0) {
     out += fmt::format(
         "Retry-After: {} answers checked against the queue's drain time (estimated), {} short by "

@@ -12,6 +12,13 @@ double Delta(const std::optional<double>& first, const std::optional<double>& la
   return first.has_value() && last.has_value() ? std::max(0.0, *last - *first) : 0.0;
 }
 
+// End minus start of a counter; nullopt when a scrape lacks it (not measured).
+std::optional<double> MeasuredDelta(const std::optional<double>& first,
+                                    const std::optional<double>& last) {
+  return first.has_value() && last.has_value() ? std::optional(std::max(0.0, *last - *first))
+                                               : std::nullopt;
+}
+
 }  // namespace
 
 BenchRecorder::BenchRecorder(GoodputSlo slo, std::vector<RunRecorder::Phase> phases)
@@ -102,14 +109,22 @@ RunSummary BenchRecorder::Finish(double duration_s, double makespan_s) {
                               std::llround(Delta(a.recomputed_tokens, b.recomputed_tokens)));
     // OnEngineStep takes the prefill tokens as int32: hand over a large total in pieces.
     auto prefill = std::llround(Delta(a.prompt_tokens, b.prompt_tokens));
-    recorder_.OnEngineStep(Delta(a.engine_busy_s, b.engine_busy_s),
-                           Delta(a.wasted_engine_s, b.wasted_engine_s), 0);
     constexpr long long kPiece = std::numeric_limits<std::int32_t>::max();
     for (; prefill > 0; prefill -= kPiece) {
       recorder_.OnEngineStep(0, 0, static_cast<std::int32_t>(std::min(prefill, kPiece)));
     }
   }
   RunSummary s = recorder_.Finish(duration_s, makespan_s);
+  // The client cannot measure engine time: each figure is the server's counter (end minus
+  // start), or not measured.
+  const bool scraped = first_.has_value() && last_.has_value();
+  s.engine_busy_s =
+      scraped ? MeasuredDelta(first_->engine_busy_s, last_->engine_busy_s) : std::nullopt;
+  s.wasted_engine_s =
+      scraped ? MeasuredDelta(first_->wasted_engine_s, last_->wasted_engine_s) : std::nullopt;
+  s.not_completed_engine_s =
+      scraped ? MeasuredDelta(first_->not_completed_engine_s, last_->not_completed_engine_s)
+              : std::nullopt;
   if (last_.has_value()) {
     s.est_service_rate_rps = last_->service_rate_rps.value_or(0);
     s.est_prefill_tokens_per_s = last_->prefill_tokens_per_s.value_or(0);

@@ -45,8 +45,9 @@ class BenchRecorder {
   /// The server's waiting / running / KV usage gauges scraped at the end of second `second`.
   void OnServerGauges(std::int64_t second, const ServerSnapshot& server);
   /// Server counters at the start and the end of the run: their differences fill
-  /// preemptions, prefill_tokens, recomputed_tokens, engine_busy_s and wasted_engine_s; the end's
-  /// estimates fill the summary's `estimates` (what the server does not export stays 0).
+  /// preemptions, prefill_tokens, recomputed_tokens (0 when the server does not export them),
+  /// and engine_busy_s, wasted_engine_s and not_completed_engine_s (nullopt, not measured, when
+  /// it does not, or without this call); the end's estimates fill the summary's `estimates`.
   void SetServerTotals(const ServerSnapshot& first, const ServerSnapshot& last);
 
   /// Builds the summary; `duration_s` is the schedule's span (rate denominator),

@@ -85,7 +85,7 @@ std::optional<std::string> FirstModelId(const std::string& body) {
 /// Whether a scrape holds any metric the recorder uses.
 bool HasAny(const ServerSnapshot& s) {
   return s.waiting || s.running || s.kv_usage || s.preemptions || s.prompt_tokens ||
-         s.recomputed_tokens || s.engine_busy_s || s.wasted_engine_s;
+         s.recomputed_tokens || s.engine_busy_s || s.wasted_engine_s || s.not_completed_engine_s;
 }
 
 class Runner {

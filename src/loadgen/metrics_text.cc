@@ -94,6 +94,7 @@ ServerSnapshot ReadServerSnapshot(std::string_view exposition) {
   s.recomputed_tokens = SampleSum(exposition, "spillway_recomputed_prefill_tokens_total");
   s.engine_busy_s = SampleSum(exposition, "spillway_engine_busy_seconds_total");
   s.wasted_engine_s = SampleSum(exposition, "spillway_wasted_engine_seconds_total");
+  s.not_completed_engine_s = SampleSum(exposition, "spillway_not_completed_engine_seconds_total");
   s.service_rate_rps = SampleSum(exposition, "spillway_service_rate_requests_per_second");
   s.prefill_tokens_per_s = SampleSum(exposition, "spillway_prefill_throughput_tokens_per_second");
   return s;

@@ -23,10 +23,13 @@ struct ServerSnapshot {
   std::optional<double> running;      ///< vllm:num_requests_running
   std::optional<double> kv_usage;     ///< vllm:kv_cache_usage_perc (older vLLM: gpu_cache_...), 0-1
   std::optional<double> preemptions;  ///< vllm:num_preemptions_total
-  std::optional<double> prompt_tokens;         ///< vllm:prompt_tokens_total
-  std::optional<double> recomputed_tokens;     ///< spillway_recomputed_prefill_tokens_total
-  std::optional<double> engine_busy_s;         ///< spillway_engine_busy_seconds_total
-  std::optional<double> wasted_engine_s;       ///< spillway_wasted_engine_seconds_total
+  std::optional<double> prompt_tokens;      ///< vllm:prompt_tokens_total
+  std::optional<double> recomputed_tokens;  ///< spillway_recomputed_prefill_tokens_total
+  std::optional<double> engine_busy_s;      ///< spillway_engine_busy_seconds_total
+  std::optional<double> wasted_engine_s;    ///< spillway_wasted_engine_seconds_total
+  /// spillway_not_completed_engine_seconds_total: engine seconds on requests that did not
+  /// complete (aborted, dropped, failed, timed out)
+  std::optional<double> not_completed_engine_s;
   std::optional<double> service_rate_rps;      ///< spillway_service_rate_requests_per_second
   std::optional<double> prefill_tokens_per_s;  ///< spillway_prefill_throughput_tokens_per_second
 };

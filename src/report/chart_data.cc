@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <set>
 
 namespace spillway {
@@ -100,8 +101,8 @@ BarTable EngineTime(const std::vector<RunSummary>& runs) {
   t.categories = {"wasted: client already gone", "on requests that never completed"};
   t.values.resize(2);
   for (const RunSummary& r : runs) {
-    t.values[0].push_back(r.wasted_engine_s);
-    t.values[1].push_back(r.not_completed_engine_s);
+    t.values[0].push_back(r.wasted_engine_s.value_or(kNotMeasured));
+    t.values[1].push_back(r.not_completed_engine_s.value_or(kNotMeasured));
   }
   return t;
 }
@@ -111,7 +112,7 @@ std::string BarData(const BarTable& table) {
   for (std::size_t c = 0; c < table.categories.size(); ++c) {
     out += fmt::format("# {}\n{}", OneLine(table.categories[c]), c);
     for (const double v : table.values[c]) {
-      out += fmt::format(" {}", v);
+      out += std::isnan(v) ? std::string(" n/a") : fmt::format(" {}", v);
     }
     out += "\n";
   }

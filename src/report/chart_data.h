@@ -2,6 +2,7 @@
 // The numbers behind the report's charts, as gnuplot data files: whitespace-separated columns,
 // one row per line, '#' comments. Pure.
 
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,11 +39,16 @@ struct BarTable {
 /// nothing was shed.
 BarTable ShedByReason(const std::vector<RunSummary>& runs);
 
+/// A value a run did not measure, in a BarTable: BarData writes it as "n/a", which gnuplot
+/// does not read as a number (the chart draws no bar and labels it "n/a").
+inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+
 /// Engine seconds on requests whose client had gone (`wasted_engine_s`) and on requests that
-/// never completed (`not_completed_engine_s`).
+/// never completed (`not_completed_engine_s`); kNotMeasured where a run has no figure.
 BarTable EngineTime(const std::vector<RunSummary>& runs);
 
-/// Rows of `table`: column 1 the category index (from 0), then one column per run.
+/// Rows of `table`: column 1 the category index (from 0), then one column per run ("n/a" for
+/// kNotMeasured).
 std::string BarData(const BarTable& table);
 
 }  // namespace spillway

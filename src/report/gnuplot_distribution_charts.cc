@@ -112,7 +112,7 @@ void AddTtftChart(const std::vector<RunSummary>& runs, const std::vector<std::st
 }
 
 // Clustered bars: one cluster per category of `table`, one bar per run, values printed above
-// the bars with `value_format` (a gnuplot sprintf format).
+// the bars with `value_format` (a gnuplot sprintf format), "n/a" where a run has kNotMeasured.
 void AddBarChart(const ChartSpec& spec, const std::string& data_file, const BarTable& table,
                  const std::vector<std::string>& legend, const char* value_format,
                  const char* ylabel, GnuplotJob* job, std::string* script) {
@@ -122,7 +122,9 @@ void AddBarChart(const ChartSpec& spec, const std::string& data_file, const BarT
   std::string tics;
   for (std::size_t c = 0; c < table.categories.size(); ++c) {
     tics += fmt::format("{}{} {}", c > 0 ? ", " : "", GnuplotQuote(table.categories[c]), c);
-    max = std::max(max, *std::max_element(table.values[c].begin(), table.values[c].end()));
+    for (const double v : table.values[c]) {
+      max = std::isnan(v) ? max : std::max(max, v);  // NaN: not measured, no bar
+    }
   }
   *script += Header(spec.svg, spec.width_px, spec.height_px) +
              fmt::format(
@@ -135,12 +137,14 @@ void AddBarChart(const ChartSpec& spec, const std::string& data_file, const BarT
   const std::string data = GnuplotQuote(data_file);
   for (std::size_t i = 0; i < n; ++i) {
     const double offset = (static_cast<double>(i) - static_cast<double>(n - 1) / 2) * width;
+    // A value the run did not measure is "n/a" in the data (BarData): no bar, "n/a" at 0.
+    const std::size_t k = i + 2;
     *script += fmt::format(
         "{}{} using ($1+{}):{} with boxes {} title {}, \\\n"
-        "     {} using ($1+{}):{}:(sprintf('{}', ${})) with labels offset 0,0.6 font ',10' "
-        "notitle",
-        i > 0 ? ", \\\n     " : "", data, offset, i + 2, RunStyle(i, false),
-        GnuplotQuote(legend[i]), data, offset, i + 2, value_format, i + 2);
+        "     {} using ($1+{}):(valid({}) ? column({}) : 0):(valid({}) ? sprintf('{}', "
+        "column({})) : 'n/a') with labels offset 0,0.6 font ',10' notitle",
+        i > 0 ? ", \\\n     " : "", data, offset, k, RunStyle(i, false), GnuplotQuote(legend[i]),
+        data, offset, k, k, k, value_format, k);
   }
   *script += "\n";
   job->files.emplace_back(data_file, BarData(table));
@@ -166,12 +170,16 @@ void AddDistributionCharts(const std::vector<RunSummary>& runs,
   }
   std::vector<std::string> legend;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    legend.push_back(fmt::format("{} (engine busy {:.1f} s)", labels[i], runs[i].engine_busy_s));
+    legend.push_back(
+        runs[i].engine_busy_s.has_value()
+            ? fmt::format("{} (engine busy {:.1f} s)", labels[i], *runs[i].engine_busy_s)
+            : fmt::format("{} (engine time not measured)", labels[i]));
   }
   AddBarChart({"engine_time.svg", "Engine time that produced nothing",
                "Engine seconds spent on requests whose client had already gone (wasted) and on "
                "requests that never completed for their client (includes the wasted). Both "
-               "are GPU time lost to goodput.",
+               "are GPU time lost to goodput. A run that did not measure one (a bench run "
+               "against a server that does not export it) reads n/a there, with no bar.",
                kWidthPx, kHeightPx},
               "gnuplot/engine_time.dat", EngineTime(runs), legend, "%.1f", "engine seconds", job,
               script);

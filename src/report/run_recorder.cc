@@ -2,11 +2,28 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace spillway {
+namespace {
+
+// The percentiles of `samples` plus `failed` samples of +infinity: a request that failed
+// missed every latency objective.
+Percentiles WithFailuresAsInfinity(std::vector<double> samples, std::int64_t failed) {
+  samples.insert(samples.end(), static_cast<std::size_t>(failed),
+                 std::numeric_limits<double>::infinity());
+  return Summarize(samples);
+}
+
+}  // namespace
 
 RunRecorder::RunRecorder(GoodputSlo slo, std::vector<Phase> phases) : slo_(slo) {
+  // The simulator measures engine time at every step; a driver that cannot (bench without
+  // the server's counters) resets these to nullopt after Finish.
+  s_.engine_busy_s = 0.0;
+  s_.wasted_engine_s = 0.0;
+  s_.not_completed_engine_s = 0.0;
   for (const Phase& p : phases) {
     PhaseSummary ps;
     ps.start_s = p.start_s;
@@ -138,6 +155,7 @@ void RunRecorder::OnRequestDone(const RequestOutcome& o, std::string_view class_
       return;
     case RequestOutcome::Kind::kFailed:
       ++s_.failed;
+      failed_without_first_token_ += o.first_token_s == kNever ? 1 : 0;
       if (cls != nullptr) {
         ++cls->summary.failed;
       }
@@ -168,8 +186,8 @@ void RunRecorder::OnRequestDone(const RequestOutcome& o, std::string_view class_
 }
 
 void RunRecorder::OnEngineStep(Seconds busy_s, Seconds wasted_s, std::int32_t prefill_tokens) {
-  s_.engine_busy_s += busy_s;
-  s_.wasted_engine_s += wasted_s;
+  s_.engine_busy_s = s_.engine_busy_s.value_or(0) + busy_s;
+  s_.wasted_engine_s = s_.wasted_engine_s.value_or(0) + wasted_s;
   s_.prefill_tokens += prefill_tokens;
 }
 
@@ -198,6 +216,8 @@ RunSummary RunRecorder::Finish(double duration_s, double makespan_s) {
   s_.ttft_s = Summarize(ttft_);
   s_.tpot_s = Summarize(tpot_);
   s_.e2e_s = Summarize(e2e_);
+  s_.ttft_objective_s = WithFailuresAsInfinity(ttft_, failed_without_first_token_);
+  s_.e2e_objective_s = WithFailuresAsInfinity(e2e_, s_.failed);
   s_.itl_s = itl_.Summary();
   s_.queue_time_s = Summarize(queue_time_);
   s_.prefill_time_s = Summarize(prefill_time_);

@@ -103,6 +103,7 @@ class RunRecorder {
   std::vector<RetryAfterSample> retry_afters_;
   std::map<std::string, ClassRecord, std::less<>> classes_;
   LogHistogram itl_;
+  std::int64_t failed_without_first_token_ = 0;  ///< for RunSummary::ttft_objective_s
 };
 
 }  // namespace spillway

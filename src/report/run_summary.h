@@ -80,6 +80,8 @@ struct RetryAfterSummary {
 struct ObjectiveResult {
   std::string name;  ///< e.g. "e2e_p99_s"
   double target = 0;
+  /// The run's figure; +infinity when a latency percentile falls on a failed request
+  /// (report/objectives.h).
   double value = 0;
   bool pass = false;
 };
@@ -122,9 +124,16 @@ struct RunSummary {
   /// The same TTFT samples in TtftBucketBoundsSeconds() buckets (seconds), for plotting the
   /// distribution.
   BucketCounts ttft_histogram_s;
-  Percentiles tpot_s;          ///< completed, > 1 output token: (e2e - ttft) / (tokens - 1)
-  Percentiles itl_s;           ///< every gap between consecutive tokens
-  Percentiles e2e_s;           ///< completed requests
+  Percentiles tpot_s;  ///< completed, > 1 output token: (e2e - ttft) / (tokens - 1)
+  Percentiles itl_s;   ///< every gap between consecutive tokens
+  Percentiles e2e_s;   ///< completed requests
+  /// For the objectives (report/objectives.h), which cover every admitted request that
+  /// completed or failed: the TTFT samples with each failed request that got no first token
+  /// counted as +infinity, and the E2E samples with each failed request counted as +infinity
+  /// (it never finished). Equal to ttft_s / e2e_s when nothing failed. Not in the JSON (the
+  /// objectives' results are).
+  Percentiles ttft_objective_s;
+  Percentiles e2e_objective_s;
   Percentiles queue_time_s;    ///< engine side: arrival to first scheduled (vLLM queue time)
   Percentiles prefill_time_s;  ///< engine side: first scheduled to first token
 
@@ -134,11 +143,16 @@ struct RunSummary {
   double est_prefill_tokens_per_s = 0;
   double est_step_time_s = 0;
 
-  double engine_busy_s = 0;
-  double wasted_engine_s = 0;  ///< engine time on requests whose client had already gone
+  // Engine time, seconds; nullopt when the run did not measure it (JSON null, the table's
+  // "n/a"): a `spillway bench` run takes each from the server's counters, so it has none
+  // against a server that does not export that counter or with --no-metrics. The simulator
+  // (RunRecorder) always measures all three.
+  std::optional<double> engine_busy_s;
+  /// Engine time on requests whose client had already gone.
+  std::optional<double> wasted_engine_s;
   /// Engine time on requests that never completed for their client (abandoned, failed or
   /// dropped), before or after the client left; includes wasted_engine_s.
-  double not_completed_engine_s = 0;
+  std::optional<double> not_completed_engine_s;
   std::int32_t max_waiting = 0;
   std::int64_t preemptions = 0;
   std::int64_t prefill_tokens = 0;

@@ -2,11 +2,17 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cmath>
 #include <sstream>
 
 namespace spillway {
 namespace json = boost::json;
 namespace {
+
+// A figure the run may not have measured: null when it did not.
+json::value Measured(const std::optional<double>& v) {
+  return v.has_value() ? json::value(*v) : json::value(nullptr);
+}
 
 json::object PercentilesJson(const Percentiles& p) {
   return {{"p50", p.p50},   {"p95", p.p95}, {"p99", p.p99},
@@ -128,9 +134,9 @@ json::object ToValue(const RunSummary& s) {
   o["estimates"] = json::object{{"service_rate_rps", s.est_service_rate_rps},
                                 {"prefill_tokens_per_s", s.est_prefill_tokens_per_s},
                                 {"step_time_s", s.est_step_time_s}};
-  o["engine_busy_s"] = s.engine_busy_s;
-  o["wasted_engine_s"] = s.wasted_engine_s;
-  o["not_completed_engine_s"] = s.not_completed_engine_s;
+  o["engine_busy_s"] = Measured(s.engine_busy_s);
+  o["wasted_engine_s"] = Measured(s.wasted_engine_s);
+  o["not_completed_engine_s"] = Measured(s.not_completed_engine_s);
   o["max_waiting"] = s.max_waiting;
   o["preemptions"] = s.preemptions;
   o["prefill_tokens"] = s.prefill_tokens;
@@ -145,8 +151,11 @@ json::object ToValue(const RunSummary& s) {
                                   {"mean_retry_after_s", ra.mean_retry_after_s}};
   json::array objectives;
   for (const ObjectiveResult& r : s.objectives) {
+    // JSON has no infinity: an objective whose percentile fell on a failed request
+    // (+infinity, report/objectives.h) has the value null.
+    const json::value value = std::isfinite(r.value) ? json::value(r.value) : json::value(nullptr);
     objectives.push_back(
-        json::object{{"name", r.name}, {"target", r.target}, {"value", r.value}, {"pass", r.pass}});
+        json::object{{"name", r.name}, {"target", r.target}, {"value", value}, {"pass", r.pass}});
   }
   o["objectives"] = std::move(objectives);
   o["phases"] = PhasesJson(s.phases);

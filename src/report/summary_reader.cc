@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -64,6 +65,19 @@ class Fields {
     }
     if (!v->is_number()) {
       Fail(key, "expected a number, got " + KindName(*v));
+    }
+    return v->to_number<double>();
+  }
+
+  /// A figure the run may not have measured: nullopt when it is null (or absent and
+  /// optional).
+  std::optional<double> Measured(std::string_view key, Need need) const {
+    const json::value* v = Get(key, need);
+    if (v == nullptr || v->is_null()) {
+      return std::nullopt;
+    }
+    if (!v->is_number()) {
+      Fail(key, "expected a number or null, got " + KindName(*v));
     }
     return v->to_number<double>();
   }
@@ -249,9 +263,9 @@ void ReadEngine(const Fields& run, RunSummary* s) {
     s->est_prefill_tokens_per_s = e->Number("prefill_tokens_per_s", Need::kOptional);
     s->est_step_time_s = e->Number("step_time_s", Need::kOptional);
   }
-  s->engine_busy_s = run.Number("engine_busy_s");
-  s->wasted_engine_s = run.Number("wasted_engine_s");
-  s->not_completed_engine_s = run.Number("not_completed_engine_s", Need::kOptional);
+  s->engine_busy_s = run.Measured("engine_busy_s", Need::kRequired);
+  s->wasted_engine_s = run.Measured("wasted_engine_s", Need::kRequired);
+  s->not_completed_engine_s = run.Measured("not_completed_engine_s", Need::kOptional);
   s->max_waiting = static_cast<std::int32_t>(run.Integer("max_waiting"));
   s->preemptions = run.Integer("preemptions");
   s->prefill_tokens = run.Integer("prefill_tokens", Need::kOptional);
@@ -273,8 +287,11 @@ void ReadObjectivesAndPhases(const Fields& run, RunSummary* s) {
   if (const json::array* objectives = run.Array("objectives", Need::kOptional)) {
     for (std::size_t i = 0; i < objectives->size(); ++i) {
       const Fields o = run.Element("objectives", *objectives, i);
+      // A null value is +infinity (summary_json.h): the percentile fell on a failed request.
+      const std::optional<double> value = o.Measured("value", Need::kRequired);
       s->objectives.push_back({o.String("name", Need::kRequired), o.Number("target"),
-                               o.Number("value"), o.Bool("pass", false)});
+                               value.value_or(std::numeric_limits<double>::infinity()),
+                               o.Bool("pass", false)});
     }
   }
   if (const json::array* phases = run.Array("phases", Need::kOptional)) {

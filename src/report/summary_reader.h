@@ -22,13 +22,15 @@ class RunJsonError : public std::runtime_error {
 ///
 /// Required, with these types (the "Run summary" contract of architecture.md): `policy`
 /// (string); `offered`, `admitted`, `completed`, `good`, `abandoned_after_admission`,
-/// `max_waiting`, `preemptions` (integers); `goodput_rps`, `slo_attainment`, `engine_busy_s`,
-/// `wasted_engine_s` (numbers); `rejected` {total, by_status, by_reason}; `ttft_s`, `tpot_s`,
-/// `itl_s`, `e2e_s` {p50, p95, p99, mean, max, count}; `timeseries` [{t, offered, admitted,
-/// rejected, completed, good, waiting, running, kv_usage}]. Every other key the writer emits is
-/// optional (zero, empty or absent when missing: `ttft_histogram_s`, `slo` and `retry_after`
-/// are newer than the first JSON files) but must have its type when present. Unknown keys are
-/// ignored.
+/// `max_waiting`, `preemptions` (integers); `goodput_rps`, `slo_attainment` (numbers);
+/// `engine_busy_s`, `wasted_engine_s` (numbers, or null: not measured, read as nullopt);
+/// `rejected` {total, by_status, by_reason}; `ttft_s`, `tpot_s`, `itl_s`, `e2e_s` {p50, p95,
+/// p99, mean, max, count}; `timeseries` [{t, offered, admitted, rejected, completed, good,
+/// waiting, running, kv_usage}]. Every other key the writer emits is optional (zero, empty or
+/// absent when missing: `ttft_histogram_s`, `slo` and `retry_after` are newer than the first
+/// JSON files; `not_completed_engine_s` missing or null reads as nullopt, not measured) but
+/// must have its type when present. An objective's `value` null reads as +infinity
+/// (summary_json.h). Unknown keys are ignored.
 /// Throws RunJsonError on invalid JSON, a missing required key or a value of the wrong type.
 std::vector<RunSummary> ParseRunSummaries(std::string_view text, std::string_view source);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 namespace spillway {
 namespace {
@@ -13,6 +14,10 @@ using Cell = std::function<std::string(const RunSummary&)>;
 std::string Count(std::int64_t v) { return fmt::format("{}", v); }
 std::string Secs(double v) { return fmt::format("{:.3f}", v); }
 std::string Rate(double v) { return fmt::format("{:.2f}", v); }
+/// Engine seconds with one decimal; "n/a" when the run did not measure them.
+std::string EngineSecs(const std::optional<double>& v) {
+  return v.has_value() ? fmt::format("{:.1f}", *v) : std::string("n/a");
+}
 
 std::int64_t Status(const RunSummary& s, const char* status) {
   const auto it = s.rejected_by_status.find(status);
@@ -66,11 +71,11 @@ std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
       {"E2E p99 s", [](const RunSummary& s) { return Secs(s.e2e_s.p99); }},
       {"abandoned after admission",
        [](const RunSummary& s) { return Count(s.abandoned_after_admission); }},
-      {"engine busy s", [](const RunSummary& s) { return fmt::format("{:.1f}", s.engine_busy_s); }},
+      {"engine busy s", [](const RunSummary& s) { return EngineSecs(s.engine_busy_s); }},
       {"wasted engine s (client gone)",
-       [](const RunSummary& s) { return fmt::format("{:.1f}", s.wasted_engine_s); }},
+       [](const RunSummary& s) { return EngineSecs(s.wasted_engine_s); }},
       {"engine s on not-completed",
-       [](const RunSummary& s) { return fmt::format("{:.1f}", s.not_completed_engine_s); }},
+       [](const RunSummary& s) { return EngineSecs(s.not_completed_engine_s); }},
       {"max waiting", [](const RunSummary& s) { return Count(s.max_waiting); }},
       {"preemptions", [](const RunSummary& s) { return Count(s.preemptions); }},
   };

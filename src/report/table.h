@@ -16,8 +16,10 @@ struct TableRow {
 };
 
 /// The rows of CompareTable (its single definition, shared with the HTML report): counts,
-/// rates in req/s, latencies in seconds with 3 decimals, engine time in seconds with 1; one
-/// row per phase and per objective of the first run ("-" for a run without it).
+/// rates in req/s, latencies in seconds with 3 decimals, engine time in seconds with 1 ("n/a"
+/// when the run did not measure it); one row per phase and per objective of the first run
+/// ("-" for a run without it; an objective cell reads "pass" or "FAIL" and the run's value,
+/// "inf" when the percentile fell on a failed request).
 std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs);
 
 /// A plain-text table, one column per run: offered, admitted, shed by status, completed,

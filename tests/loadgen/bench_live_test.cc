@@ -308,7 +308,41 @@ arrival: {process: trace, file: tiny.csv, time_scale: 0.5, rate_multiplier: 2}
       prompt_tokens);
   EXPECT_EQ(s.prefill_tokens, static_cast<std::int64_t>(prompt_tokens));
   EXPECT_TRUE(run.result.metrics_scraped);
-  EXPECT_GT(s.engine_busy_s, 0);
+  // Engine time is the server's own counters, end minus start (nothing else ran meanwhile).
+  const auto delta = [&](const char* name) {
+    return MetricSum(after, name) - MetricSum(before, name);
+  };
+  ASSERT_TRUE(s.engine_busy_s.has_value());
+  EXPECT_GT(*s.engine_busy_s, 0);
+  EXPECT_NEAR(*s.engine_busy_s, delta("spillway_engine_busy_seconds_total"), 1e-9);
+  ASSERT_TRUE(s.wasted_engine_s.has_value());
+  EXPECT_NEAR(*s.wasted_engine_s, delta("spillway_wasted_engine_seconds_total"), 1e-9);
+  // spillway_not_completed_engine_seconds_total: the server's figure when it exports it,
+  // else not measured.
+  if (after.find("spillway_not_completed_engine_seconds_total") != std::string::npos) {
+    ASSERT_TRUE(s.not_completed_engine_s.has_value());
+    EXPECT_NEAR(*s.not_completed_engine_s, delta("spillway_not_completed_engine_seconds_total"),
+                1e-9);
+  } else {
+    EXPECT_FALSE(s.not_completed_engine_s.has_value());
+  }
+}
+
+TEST_F(TraceReplayTest, WithoutMetricsEngineTimeIsNotMeasured) {
+  const Scenario sc = Load(R"(name: no-metrics
+seed: 4
+arrival: {process: poisson, rate: 10, duration_s: 0.3}
+classes: [{name: c, prompt_tokens: 8, output_tokens: 4}]
+)");
+  BenchOptions o;
+  o.target_url = "http://127.0.0.1:" + std::to_string(server().port());
+  o.scrape_metrics = false;  // --no-metrics: as against a server without /metrics
+  const BenchResult r = RunBench(sc, o);
+  EXPECT_FALSE(r.metrics_scraped);
+  EXPECT_GT(r.summary.completed, 0);
+  EXPECT_FALSE(r.summary.engine_busy_s.has_value());
+  EXPECT_FALSE(r.summary.wasted_engine_s.has_value());
+  EXPECT_FALSE(r.summary.not_completed_engine_s.has_value());
 }
 
 TEST(BenchUnreachableTest, NoServerIsAnErrorAtTheStart) {

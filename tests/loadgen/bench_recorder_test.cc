@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -134,8 +135,8 @@ TEST_F(BenchRecorderTest, ServerCountersBecomeDeltasAndGaugesFillTheSeries) {
   recorder_.SetServerTotals(first, last);
   const RunSummary s = recorder_.Finish(10, 4.5);
   EXPECT_EQ(s.preemptions, 2);
-  EXPECT_DOUBLE_EQ(s.engine_busy_s, 4.5);
-  EXPECT_DOUBLE_EQ(s.wasted_engine_s, 0.5);
+  EXPECT_DOUBLE_EQ(s.engine_busy_s.value(), 4.5);
+  EXPECT_DOUBLE_EQ(s.wasted_engine_s.value(), 0.5);
   EXPECT_EQ(s.prefill_tokens, 300);
   EXPECT_EQ(s.recomputed_tokens, 30);
   EXPECT_DOUBLE_EQ(s.est_service_rate_rps, 9.5);
@@ -150,6 +151,50 @@ TEST_F(BenchRecorderTest, ServerCountersBecomeDeltasAndGaugesFillTheSeries) {
   EXPECT_EQ(v.at("offered").to_number<int>(), 2);
   EXPECT_EQ(v.at("in_flight").to_number<int>(), 0);
   EXPECT_TRUE(v.as_object().contains("shed"));
+}
+
+// The client cannot measure engine time: it is the server's counters (end minus start), and
+// not measured ("n/a", null) when the server does not export one or was not scraped.
+TEST_F(BenchRecorderTest, EngineTimeIsTheServersCountersElseNotMeasured) {
+  FeedAll();
+  ServerSnapshot first;
+  first.engine_busy_s = 10;
+  first.wasted_engine_s = 1;
+  first.not_completed_engine_s = 2;
+  ServerSnapshot last = first;
+  last.engine_busy_s = 14.5;
+  last.wasted_engine_s = 1;
+  last.not_completed_engine_s = 8.25;
+  recorder_.SetServerTotals(first, last);
+  const RunSummary s = recorder_.Finish(10, 4.5);
+  EXPECT_EQ(s.engine_busy_s, 4.5);
+  EXPECT_EQ(s.wasted_engine_s, 0.0) << "measured: none wasted, which is not 'not measured'";
+  EXPECT_EQ(s.not_completed_engine_s, 6.25);
+}
+
+TEST_F(BenchRecorderTest, EngineTimeAServerDoesNotExportIsNotMeasured) {
+  FeedAll();
+  ServerSnapshot first;  // a server with the busy and wasted counters only (no not-completed)
+  first.engine_busy_s = 10;
+  first.wasted_engine_s = 1;
+  ServerSnapshot last = first;
+  last.engine_busy_s = 12;
+  recorder_.SetServerTotals(first, last);
+  const RunSummary s = recorder_.Finish(10, 4.5);
+  EXPECT_EQ(s.engine_busy_s, 2.0);
+  EXPECT_EQ(s.wasted_engine_s, 0.0);
+  EXPECT_FALSE(s.not_completed_engine_s.has_value());
+}
+
+TEST_F(BenchRecorderTest, EngineTimeWithoutScrapesIsNotMeasured) {
+  FeedAll();  // --no-metrics, or a server without /metrics: no SetServerTotals
+  const RunSummary s = recorder_.Finish(10, 4.5);
+  EXPECT_FALSE(s.engine_busy_s.has_value());
+  EXPECT_FALSE(s.wasted_engine_s.has_value());
+  EXPECT_FALSE(s.not_completed_engine_s.has_value());
+  // The failed request (the 504) counts against a latency objective in bench as in sim.
+  EXPECT_EQ(s.e2e_objective_s.count, s.e2e_s.count + 1);
+  EXPECT_TRUE(std::isinf(s.e2e_objective_s.max));
 }
 
 TEST_F(BenchRecorderTest, AttemptsCountUnderTheirScenarioClass) {

@@ -45,6 +45,19 @@ TEST(MetricsTextTest, SnapshotReadsTheRecomputedTokens) {
   EXPECT_FALSE(ReadServerSnapshot("vllm:prompt_tokens_total 1\n").recomputed_tokens.has_value());
 }
 
+TEST(MetricsTextTest, SnapshotReadsTheEngineTimeCounters) {
+  const ServerSnapshot s = ReadServerSnapshot(
+      "# TYPE spillway_engine_busy_seconds_total counter\n"
+      "spillway_engine_busy_seconds_total 61.75\n"
+      "spillway_wasted_engine_seconds_total 0.5\n"
+      "spillway_not_completed_engine_seconds_total 6.25\n");
+  EXPECT_EQ(s.engine_busy_s, 61.75);
+  EXPECT_EQ(s.wasted_engine_s, 0.5);
+  EXPECT_EQ(s.not_completed_engine_s, 6.25);
+  EXPECT_FALSE(ReadServerSnapshot("spillway_wasted_engine_seconds_total 0.5\n")
+                   .not_completed_engine_s.has_value());
+}
+
 TEST(MetricsTextTest, SnapshotFallsBackToTheOlderKvGaugeName) {
   const ServerSnapshot s =
       ReadServerSnapshot("vllm:gpu_cache_usage_perc 0.4\nvllm:num_requests_running 2\n");

@@ -60,8 +60,8 @@ TEST(RunRecorderTest, SummaryArithmeticMatchesHandComputedValues) {
   EXPECT_DOUBLE_EQ(s.ttft_s.max, 1.5);
   EXPECT_DOUBLE_EQ(s.e2e_s.mean, 2.5);
   EXPECT_DOUBLE_EQ(s.tpot_s.p50, 0.5);  // (2.0 - 0.5) / 3 and (3.0 - 1.5) / 3
-  EXPECT_DOUBLE_EQ(s.engine_busy_s, 3.0);
-  EXPECT_DOUBLE_EQ(s.wasted_engine_s, 0.5);
+  EXPECT_DOUBLE_EQ(s.engine_busy_s.value(), 3.0);
+  EXPECT_DOUBLE_EQ(s.wasted_engine_s.value(), 0.5);
   EXPECT_EQ(s.prefill_tokens, 100);
   EXPECT_EQ(s.max_waiting, 7);
   // Phases attribute by send time: phase 0 sent 2 (1 good), phase 1 sent 4 incl. the retry.

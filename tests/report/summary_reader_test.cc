@@ -61,7 +61,7 @@ TEST(SummaryReaderTest, ReadsBackWhatSummaryToJsonWrites) {
   EXPECT_EQ(r.ttft_histogram_s.counts, s.ttft_histogram_s.counts);
   EXPECT_EQ(r.slo.ttft_s, 1.0);
   EXPECT_FALSE(r.slo.tpot_s.has_value());
-  EXPECT_DOUBLE_EQ(r.wasted_engine_s, 0.25);
+  EXPECT_DOUBLE_EQ(r.wasted_engine_s.value(), 0.25);
   ASSERT_EQ(r.phases.size(), 2u);
   EXPECT_DOUBLE_EQ(r.phases[1].offered_rate_rps, 20.0);
   ASSERT_EQ(r.objectives.size(), 1u);

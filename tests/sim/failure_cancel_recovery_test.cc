@@ -31,7 +31,7 @@ TEST(FailureCancellationTest, NoEngineTimeAfterAClientLeftAndTheEngineReturnsToI
   EXPECT_GT(s.ttft_s.count, 250) << "clients that left mid-stream";
   // Every step planned after a client left excludes its request: no engine time is spent on
   // it beyond the iteration that was already running (wasted_engine_s counts exactly that).
-  EXPECT_EQ(s.wasted_engine_s, 0.0);
+  EXPECT_EQ(s.wasted_engine_s.value(), 0.0);
   // Back to idle once the last client is gone (arrivals end at 60 s; the last client leaves
   // by 63 s, its 3 s total timeout): the last one-second gauge sample reads idle.
   ASSERT_FALSE(s.timeseries.empty());
@@ -47,7 +47,7 @@ TEST(FailureCancellationTest, WithoutPropagationTheSameClientsWasteTheEngine) {
   RunOverrides o;
   o.propagate_cancellation = false;
   const RunSummary s = RunSim(sc, AdmissionPolicy::kUnbounded, o);
-  EXPECT_GT(s.wasted_engine_s, 0.5 * s.engine_busy_s);
+  EXPECT_GT(s.wasted_engine_s.value(), 0.5 * s.engine_busy_s.value());
 }
 
 TEST(FailureRecoveryTest, QueueReturnsToItsBaseDepthWithinTenSecondsOfTheBurst) {
