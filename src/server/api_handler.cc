@@ -42,9 +42,12 @@ api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s,
     case OverloadReason::kRateLimited:
       message = "Rate limit reached for this API key's tenant.";
       break;
+    case OverloadReason::kKvSaturation:
+      message = "Server overloaded (kv_saturation): KV cache usage is above the admission "
+                "headroom (kv_headroom); new prefills wait until running requests free blocks.";
+      break;
     case OverloadReason::kQueueDelayExceeded:
     case OverloadReason::kQueueDelayAndKvSaturation:
-    case OverloadReason::kKvSaturation:
       message = fmt::format(
           "Server overloaded ({}): estimated queue delay {:.2f} s + prefill {:.3f} s against a "
           "TTFT SLO of {:.2f} s.",
