@@ -1,6 +1,6 @@
 // `spillway soak-check`: the verdict of a soak run (scripts/soak.sh, docs/soak.md) from the
 // files it left: the bench --records, the sampled RSS, the last /metrics scrape, and what the
-// script saw of the server at the end. The logic is loadgen/soak_check.h.
+// script saw of the server at the end. The logic is report/soak_check.h.
 
 #include <fstream>
 #include <iostream>
@@ -14,8 +14,8 @@
 #include "cli_checks.h"
 
 #include "commands.h"
-#include "loadgen/soak_check.h"
 #include "output_file.h"
+#include "report/soak_check.h"
 
 namespace spillway::app {
 namespace {
@@ -27,9 +27,9 @@ struct SoakCheckArgs {
   std::string gnuplot_out;
   std::string csv_name = "rss.csv";
   std::string svg_name = "rss.svg";
-  loadgen::SoakBounds bounds;
+  SoakBounds bounds;
   double rss_growth_bound_mib = 4;
-  loadgen::ServerEnd server;
+  ServerEnd server;
 };
 
 // The whole file; throws std::invalid_argument naming it when it cannot be read.
@@ -52,30 +52,29 @@ int RunSoakCheck(SoakCheckArgs& a) {
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(e.what());
   }
-  std::vector<loadgen::ReplyCount> replies;
+  std::vector<ReplyCount> replies;
   try {
-    replies = loadgen::TallyReplies(ReadFileOrThrow(a.records, "--records"));
+    replies = TallyReplies(ReadFileOrThrow(a.records, "--records"));
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(a.records + ": " + e.what());
   }
-  std::vector<loadgen::ProcessSampleRow> samples;
+  std::vector<ProcessSampleRow> samples;
   try {
-    samples = loadgen::ParseProcessSamples(ReadFileOrThrow(a.samples, "--samples"));
+    samples = ParseProcessSamples(ReadFileOrThrow(a.samples, "--samples"));
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(a.samples + ": " + e.what());
   }
-  loadgen::ProcessFigures figures;
+  ProcessFigures figures;
   if (!a.metrics.empty()) {
-    figures = loadgen::ReadProcessFigures(ReadFileOrThrow(a.metrics, "--metrics"));
+    figures = ReadProcessFigures(ReadFileOrThrow(a.metrics, "--metrics"));
   }
-  const loadgen::MemoryVerdict memory = loadgen::CheckMemory(samples, a.bounds);
+  const MemoryVerdict memory = CheckMemory(samples, a.bounds);
   if (std::ofstream* out = gnuplot->stream()) {
-    *out << loadgen::RssChartScript(a.csv_name, a.svg_name, memory, a.bounds);
+    *out << RssChartScript(a.csv_name, a.svg_name, memory, a.bounds);
     gnuplot->Commit();
   }
-  const loadgen::SoakVerdict verdict =
-      loadgen::Judge(std::move(replies), memory, a.server, figures, a.bounds);
-  std::cout << loadgen::FormatSoakReport(verdict, a.bounds);
+  const SoakVerdict verdict = Judge(std::move(replies), memory, a.server, figures, a.bounds);
+  std::cout << FormatSoakReport(verdict, a.bounds);
   return verdict.passed() ? 0 : 1;
 }
 

@@ -23,11 +23,14 @@
 #include <vector>
 
 #include "loadgen/attempt_record.h"
-#include "loadgen/metrics_text.h"
+#include "metrics/metrics_text.h"
 #include "report/run_recorder.h"
 #include "report/run_summary.h"
 
 namespace spillway::loadgen {
+
+using metrics::ReadServerSnapshot;
+using metrics::ServerSnapshot;
 
 class BenchRecorder {
  public:

@@ -43,8 +43,9 @@ api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s,
       message = "Rate limit reached for this API key's tenant.";
       break;
     case OverloadReason::kKvSaturation:
-      message = "Server overloaded (kv_saturation): KV cache usage is above the admission "
-                "headroom (kv_headroom); new prefills wait until running requests free blocks.";
+      message =
+          "Server overloaded (kv_saturation): KV cache usage is above the admission "
+          "headroom (kv_headroom); new prefills wait until running requests free blocks.";
       break;
     case OverloadReason::kQueueDelayExceeded:
     case OverloadReason::kQueueDelayAndKvSaturation:

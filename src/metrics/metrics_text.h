@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-namespace spillway::loadgen {
+namespace spillway::metrics {
 
 /// Sum of the values of every sample called `name`; nullopt when there is none.
 std::optional<double> SampleSum(std::string_view exposition, std::string_view name);
@@ -36,4 +36,4 @@ struct ServerSnapshot {
 
 ServerSnapshot ReadServerSnapshot(std::string_view exposition);
 
-}  // namespace spillway::loadgen
+}  // namespace spillway::metrics

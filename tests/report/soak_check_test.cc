@@ -1,6 +1,6 @@
-// The soak's verdict (loadgen/soak_check.h) on hand-made records and samples.
+// The soak's verdict (report/soak_check.h) on hand-made records and samples.
 
-#include "loadgen/soak_check.h"
+#include "report/soak_check.h"
 
 #include <stdexcept>
 #include <string>
@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-namespace spillway::loadgen {
+namespace spillway {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -230,4 +230,4 @@ TEST(RssChartScriptTest, DrawsTheSamplesWithWindowsAndBound) {
 }
 
 }  // namespace
-}  // namespace spillway::loadgen
+}  // namespace spillway

@@ -22,7 +22,7 @@
 
 #include "core/types.h"
 
-namespace spillway::loadgen {
+namespace spillway {
 
 /// True when an attempt's end, as a --records line gives it (`status`, 0 for no response head;
 /// `outcome` as AttemptOutcome's ToString; `reason`), is one docs/serve.md documents:
@@ -143,4 +143,4 @@ std::string FormatSoakReport(const SoakVerdict& verdict, const SoakBounds& bound
 std::string RssChartScript(std::string_view csv, std::string_view svg, const MemoryVerdict& memory,
                            const SoakBounds& bounds);
 
-}  // namespace spillway::loadgen
+}  // namespace spillway

@@ -1,4 +1,4 @@
-#include "loadgen/soak_check.h"
+#include "report/soak_check.h"
 
 #include "api/overload_contract.h"
 
@@ -14,11 +14,13 @@
 
 #include <boost/json.hpp>
 
-#include "loadgen/metrics_text.h"
+#include "metrics/metrics_text.h"
 #include "report/gnuplot_charts.h"
 
-namespace spillway::loadgen {
+namespace spillway {
 namespace {
+
+using metrics::SampleSum;
 
 namespace json = boost::json;
 
@@ -330,4 +332,4 @@ std::string RssChartScript(std::string_view csv, std::string_view svg, const Mem
   return s;
 }
 
-}  // namespace spillway::loadgen
+}  // namespace spillway

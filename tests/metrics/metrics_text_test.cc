@@ -1,12 +1,12 @@
-// Prometheus text lookups (loadgen/metrics_text.h).
+// Prometheus text lookups (metrics/metrics_text.h).
 
-#include "loadgen/metrics_text.h"
+#include "metrics/metrics_text.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace spillway::loadgen {
+namespace spillway::metrics {
 namespace {
 
 constexpr const char* kExposition =
@@ -68,4 +68,4 @@ TEST(MetricsTextTest, SnapshotFallsBackToTheOlderKvGaugeName) {
 }
 
 }  // namespace
-}  // namespace spillway::loadgen
+}  // namespace spillway::metrics

@@ -1,8 +1,8 @@
-#include "loadgen/metrics_text.h"
+#include "metrics/metrics_text.h"
 
 #include <charconv>
 
-namespace spillway::loadgen {
+namespace spillway::metrics {
 namespace {
 
 // The value of `line` when it is a sample of `name`; nullopt otherwise (another metric, a
@@ -100,4 +100,4 @@ ServerSnapshot ReadServerSnapshot(std::string_view exposition) {
   return s;
 }
 
-}  // namespace spillway::loadgen
+}  // namespace spillway::metrics
