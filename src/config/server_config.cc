@@ -129,7 +129,7 @@ void LoadKeys(const Field& keys, ServerConfig* c) {
   }
 }
 
-ServerConfig ParseServerConfig(const Field& root, const std::string& origin) {
+ServerConfig ParseServerConfig(const Field& root) {
   ServerConfig c;
   if (root.present() && !root.is_map()) {
     root.Fail("must be a map of sections");
@@ -140,7 +140,6 @@ ServerConfig ParseServerConfig(const Field& root, const std::string& origin) {
   config::ReadEngineSettings(root["admission"], "admission", {}, &c.engine);
   LoadTimeouts(root["timeouts"], &c);
   LoadKeys(root["api_keys"], &c);
-  (void)origin;
   return c;
 }
 
@@ -150,11 +149,11 @@ ServerConfig LoadServerConfig(const std::string& path) {
   if (path.empty()) {
     return ServerConfig{};
   }
-  return ParseServerConfig(Field::LoadFile(path), path);
+  return ParseServerConfig(Field::LoadFile(path));
 }
 
 ServerConfig LoadServerConfigFromString(const std::string& yaml, const std::string& origin) {
-  return ParseServerConfig(Field::LoadString(yaml, origin), origin);
+  return ParseServerConfig(Field::LoadString(yaml, origin));
 }
 
 double ClientTimeoutS(const ServerConfig& c) {

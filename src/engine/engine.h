@@ -78,6 +78,11 @@ class Engine {
   const StepEvents& events() const { return events_; }
   /// The step in flight's (or the last step's) accounting.
   const StepAccount& step() const { return account_; }
+  /// A sequence's share of that step's time, by its share of the step's tokens, seconds.
+  Seconds ShareOf(const ScheduledSeq& seq) const {
+    return account_.duration_s * seq.num_new_tokens /
+           (account_.prefill_tokens + account_.decode_tokens);
+  }
   bool step_in_flight() const { return in_flight_; }
 
   /// The client of `id` left: its remaining work counts as wasted; with cancellation

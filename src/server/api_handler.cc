@@ -13,102 +13,19 @@
 #include <boost/beast/http/verb.hpp>
 #include <cctype>
 #include <charconv>
-#include <cmath>
 #include <ctime>
 
 #include "api/overload_contract.h"
 #include "api/request_parser.h"
 #include "api/responses.h"
 #include "server/generation_end.h"
+#include "server/refusal_replies.h"
 
 namespace spillway::server {
 namespace {
 
 namespace http = boost::beast::http;
 constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
-
-api::ApiError Error(int status, std::string message, std::string type, std::string code,
-                    std::string param = "") {
-  return api::ApiError{status, std::move(message), std::move(type), std::move(param),
-                       std::move(code)};
-}
-
-// The rejection body and headers of the overload contract.
-api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s,
-                            double request_timeout_s) {
-  const std::string reason(ToString(d.reason));
-  std::string message;
-  switch (d.reason) {
-    case OverloadReason::kRateLimited:
-      message = "Rate limit reached for this API key's tenant.";
-      break;
-    case OverloadReason::kKvSaturation:
-      message =
-          "Server overloaded (kv_saturation): KV cache usage is above the admission "
-          "headroom (kv_headroom); new prefills wait until running requests free blocks.";
-      break;
-    case OverloadReason::kQueueDelayExceeded:
-    case OverloadReason::kQueueDelayAndKvSaturation:
-      message = fmt::format(
-          "Server overloaded ({}): estimated queue delay {:.2f} s + prefill {:.3f} s against a "
-          "TTFT SLO of {:.2f} s.",
-          reason, d.queue_delay_est_s, d.prefill_est_s, ttft_slo_s);
-      break;
-    case OverloadReason::kDeadlineUnreachable:
-      message = fmt::format(
-          "Server overloaded (deadline_unreachable): estimated queue delay {:.2f} s + prefill "
-          "{:.3f} s + decoding max_tokens {:.2f} s would pass the server's request deadline of "
-          "{:.2f} s; a smaller max_tokens may be admitted.",
-          d.queue_delay_est_s, d.prefill_est_s, d.decode_est_s, request_timeout_s);
-      break;
-    case OverloadReason::kDraining:
-      message = "Server is draining for shutdown; send new requests elsewhere.";
-      break;
-    default:
-      message = "Server at its hard queue limit (" + reason + ").";
-  }
-  message += fmt::format(" Retry after {:.0f} s.", d.retry_after_s);
-  const api::ContractRow* row = api::FindContractRow(reason);
-  return Error(d.http_status, message, std::string(row != nullptr ? row->error_type : "overloaded"),
-               reason);
-}
-
-// A request this engine can never serve as asked (400; no retry helps), saying why and what
-// would fit.
-api::ApiError NeverServable(const AdmissionDecision& d, std::int32_t prompt_tokens,
-                            std::int32_t max_tokens, const EngineConfig& engine) {
-  const std::string code(ToString(d.reason));
-  std::string message;
-  switch (d.reason) {
-    case OverloadReason::kKvCapacityExceeded:
-      message = fmt::format(
-          "This request needs KV cache for {} tokens ({} in the prompt, {} for the completion), "
-          "more than the whole KV cache holds ({} blocks of {} tokens); at most {} max_tokens "
-          "fit with this prompt.",
-          prompt_tokens + max_tokens, prompt_tokens, max_tokens, engine.num_gpu_blocks,
-          engine.profile.block_size, d.max_output_tokens);
-      break;
-    case OverloadReason::kMaxTokensExceedsDeadline:
-      message = fmt::format(
-          "max_tokens {} cannot be generated within the server's request deadline of {:g} s "
-          "even on an idle engine; at most {} fit.",
-          max_tokens, engine.admission.request_deadline_s, d.max_output_tokens);
-      break;
-    default:
-      message = fmt::format("This request can never be served as asked ({}).", code);
-  }
-  return Error(400, message, "invalid_request_error", code, "max_tokens");
-}
-
-net::Headers OverloadHeaders(const AdmissionDecision& d) {
-  net::Headers h = ContractHeaders(ToString(d.reason), d.retry_after_s);
-  if (d.reason == OverloadReason::kRateLimited) {
-    // Unix time at which the bucket has a token again (overload lesson §3.3).
-    h.emplace_back("X-RateLimit-Reset",
-                   std::to_string(std::time(nullptr) + static_cast<std::time_t>(d.retry_after_s)));
-  }
-  return h;
-}
 
 // RFC 9110 §11.1: the auth scheme is case-insensitive ("Bearer", "bearer", ...); one or more
 // spaces separate it from the token.

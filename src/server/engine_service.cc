@@ -181,7 +181,7 @@ asio::awaitable<void> EngineService::Loop() {
     const StepAccount step = engine_.step();
     for (const ScheduledSeq& seq : plan.seqs) {
       if (auto it = entries_.find(seq.id); it != entries_.end()) {
-        it->second.engine_s += step.duration_s * seq.num_new_tokens / plan.num_tokens();
+        it->second.engine_s += engine_.ShareOf(seq);
       }
     }
     step_timer_.expires_at(clock_.At(now + step.duration_s));

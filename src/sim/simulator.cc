@@ -215,7 +215,7 @@ void Sim::StartStep(std::uint32_t r, Seconds now) {
   // Each attempt's share of the step, by its share of the step's tokens.
   const StepAccount& step = engine.step();
   for (const ScheduledSeq& s : plan.seqs) {
-    attempts_[s.id].engine_s += step.duration_s * s.num_new_tokens / plan.num_tokens();
+    attempts_[s.id].engine_s += engine.ShareOf(s);
   }
   recorder_.OnEngineStep(step.duration_s, step.wasted_s, step.prefill_tokens);
   Push(now + step.duration_s, EventType::kStepDone, r);
