@@ -1,6 +1,7 @@
 #include "admission/admission.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "api/overload_contract.h"
@@ -75,6 +76,24 @@ std::string_view ToString(OverloadReason reason) {
   }
   return "unknown";
 }
+
+namespace {
+
+/// The contract's status for each reason, looked up once: refusals are the common case under
+/// overload, so the 429 path does no string search.
+int ContractStatus(OverloadReason reason) {
+  static const auto kStatus = [] {
+    constexpr auto kLast = static_cast<std::size_t>(OverloadReason::kKvCapacityExceeded);
+    std::array<int, kLast + 1> status{};
+    for (std::size_t r = 0; r <= kLast; ++r) {
+      status[r] = api::StatusOf(ToString(static_cast<OverloadReason>(r)));
+    }
+    return status;
+  }();
+  return kStatus[static_cast<std::size_t>(reason)];
+}
+
+}  // namespace
 
 AdmissionController::AdmissionController(AdmissionConfig config, Seconds now)
     : config_(std::move(config)), estimator_(config_.estimator) {
@@ -176,7 +195,7 @@ AdmissionDecision AdmissionController::Refusal(OverloadReason reason, Seconds re
                                                AdmissionDecision base) {
   AdmissionDecision d = std::move(base);
   d.verdict = Verdict::kReject;
-  d.http_status = api::StatusOf(ToString(reason));  // the overload contract decides the status
+  d.http_status = ContractStatus(reason);  // the overload contract decides the status
   d.reason = reason;
   // Whole seconds, at least 1 (RFC 9110 §10.2.3 delay-seconds); capped at an hour.
   d.retry_after_s = std::clamp(std::ceil(retry_after_s), 1.0, 3600.0);

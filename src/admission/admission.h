@@ -67,7 +67,7 @@ enum class OverloadReason : std::uint8_t {
   /// Never servable as asked (400; no retry helps):
   kMaxTokensExceedsDeadline,  ///< not even an idle engine finishes max_tokens before the deadline
   kContextLengthExceeded,     ///< prompt + max_tokens > max_model_len
-  kKvCapacityExceeded,        ///< prompt + max_tokens need more KV blocks than the pool has
+  kKvCapacityExceeded,        ///< prompt + max_tokens need more KV blocks than the pool has (last)
 };
 std::string_view ToString(OverloadReason reason);
 
