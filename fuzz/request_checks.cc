@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <variant>
 
 #include <boost/json.hpp>
 
@@ -94,11 +93,11 @@ void CountTokens(const api::CompletionRequest& r) {
 void ParseAndCheckRequest(std::string_view body, api::Endpoint endpoint,
                           const api::RequestLimits& limits) {
   const auto result = api::ParseCompletionRequest(body, endpoint, limits);
-  if (const auto* error = std::get_if<api::ApiError>(&result)) {
-    CheckError(*error);
+  if (!result) {
+    CheckError(result.error());
     return;
   }
-  const auto& request = std::get<api::CompletionRequest>(result);
+  const api::CompletionRequest& request = *result;
   CheckRequest(request, endpoint, limits);
   CountTokens(request);
 }

@@ -1,10 +1,7 @@
 #include "admission/admission.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-
-#include "api/overload_contract.h"
 
 namespace spillway {
 
@@ -77,23 +74,44 @@ std::string_view ToString(OverloadReason reason) {
   return "unknown";
 }
 
-namespace {
-
-/// The contract's status for each reason, looked up once: refusals are the common case under
-/// overload, so the 429 path does no string search.
-int ContractStatus(OverloadReason reason) {
-  static const auto kStatus = [] {
-    constexpr auto kLast = static_cast<std::size_t>(OverloadReason::kKvCapacityExceeded);
-    std::array<int, kLast + 1> status{};
-    for (std::size_t r = 0; r <= kLast; ++r) {
-      status[r] = api::StatusOf(ToString(static_cast<OverloadReason>(r)));
-    }
-    return status;
-  }();
-  return kStatus[static_cast<std::size_t>(reason)];
+std::string_view ToString(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kAdmit:
+      return "admit";
+    case Verdict::kDegrade:
+      return "degrade";
+    case Verdict::kShed:
+      return "shed";
+    case Verdict::kHardLimit:
+      return "hard_limit";
+    case Verdict::kNeverFits:
+      return "never_fits";
+  }
+  return "unknown";
 }
 
-}  // namespace
+Verdict RefusalVerdict(OverloadReason reason) {
+  switch (reason) {
+    case OverloadReason::kNone:
+      return Verdict::kAdmit;
+    case OverloadReason::kRateLimited:
+    case OverloadReason::kQueueDelayExceeded:
+    case OverloadReason::kKvSaturation:
+    case OverloadReason::kQueueDelayAndKvSaturation:
+    case OverloadReason::kQueueDeadlineExceeded:
+    case OverloadReason::kDeadlineUnreachable:
+      return Verdict::kShed;
+    case OverloadReason::kQueueFull:
+    case OverloadReason::kQueuedTokensFull:
+    case OverloadReason::kDraining:
+      return Verdict::kHardLimit;
+    case OverloadReason::kMaxTokensExceedsDeadline:
+    case OverloadReason::kContextLengthExceeded:
+    case OverloadReason::kKvCapacityExceeded:
+      return Verdict::kNeverFits;
+  }
+  return Verdict::kHardLimit;
+}
 
 AdmissionController::AdmissionController(AdmissionConfig config, Seconds now)
     : config_(std::move(config)), estimator_(config_.estimator) {
@@ -194,8 +212,7 @@ Seconds AdmissionController::PrefillEstimate(std::int32_t prompt_tokens) const {
 AdmissionDecision AdmissionController::Refusal(OverloadReason reason, Seconds retry_after_s,
                                                AdmissionDecision base) {
   AdmissionDecision d = std::move(base);
-  d.verdict = Verdict::kReject;
-  d.http_status = ContractStatus(reason);  // the overload contract decides the status
+  d.verdict = RefusalVerdict(reason);
   d.reason = reason;
   // Whole seconds, at least 1 (RFC 9110 §10.2.3 delay-seconds); capped at an hour.
   d.retry_after_s = std::clamp(std::ceil(retry_after_s), 1.0, 3600.0);

@@ -1,8 +1,9 @@
 #pragma once
 // Admission control: one pure decision per arriving request, before any engine work.
 //
-//   Decide(request, engine stats, now) -> Admit | Degrade(clamped max_tokens) | Reject(status,
-//   reason, retry_after_s)
+//   Decide(request, engine stats, now) -> Admit | Degrade(clamped max_tokens)
+//                                         | Shed | HardLimit | NeverFits (reason, retry_after_s)
+// The HTTP status of a refusal is the overload contract's for its reason, not decided here.
 //
 // Order of checks: draining (503) -> the tenant's token bucket (429 rate_limited) -> hard
 // queue limits when set, under every policy (503 queue_full / queued_tokens_full) -> the policy:
@@ -52,7 +53,7 @@ bool ParseAdmissionPolicy(std::string_view name, AdmissionPolicy* out);
 std::string_view ToString(AdmissionPolicy policy);
 
 /// Stable tokens for X-Overload-Reason and metric labels; each is a row of the overload contract
-/// (api/overload_contract.h), which gives its HTTP status.
+/// (api/overload_contract.h), which gives its HTTP status and error type.
 enum class OverloadReason : std::uint8_t {
   kNone,
   kRateLimited,
@@ -129,11 +130,23 @@ struct AdmissionRequest {
   std::int32_t max_output_tokens = 0;
 };
 
-enum class Verdict : std::uint8_t { kAdmit, kDegrade, kReject };
+/// What admission decided. A refusal is one of three kinds, each following from its reason
+/// (RefusalVerdict); the drivers take the HTTP status for the reason from the overload contract
+/// (engine/contract_status.h), so the kinds and the statuses agree row by row (a test checks).
+enum class Verdict : std::uint8_t {
+  kAdmit,
+  kDegrade,    ///< admitted with max_tokens clamped
+  kShed,       ///< refused for load: a retry after retry_after_s can succeed (429)
+  kHardLimit,  ///< refused at a hard limit: a queue bound or draining (503)
+  kNeverFits,  ///< can never be served as asked: no retry helps (400)
+};
+std::string_view ToString(Verdict verdict);
+
+/// The kind of refusal `reason` is (kAdmit for kNone).
+Verdict RefusalVerdict(OverloadReason reason);
 
 struct AdmissionDecision {
   Verdict verdict = Verdict::kAdmit;
-  int http_status = 200;  ///< 200 when admitted, else the contract's status for `reason`
   OverloadReason reason = OverloadReason::kNone;
   Seconds retry_after_s = 0;           ///< whole seconds >= 1 on a rejection
   std::int32_t max_output_tokens = 0;  ///< possibly clamped (kDegrade)
@@ -141,7 +154,7 @@ struct AdmissionDecision {
   Seconds queue_delay_est_s = 0;       ///< W_est at decision time
   Seconds prefill_est_s = 0;           ///< t_prefill_est for this request
   Seconds decode_est_s = 0;  ///< max_output x step time (predictive with a request deadline)
-  bool admitted() const { return verdict != Verdict::kReject; }
+  bool admitted() const { return verdict == Verdict::kAdmit || verdict == Verdict::kDegrade; }
 };
 
 class AdmissionController {
@@ -199,8 +212,8 @@ class AdmissionController {
   const AdmissionConfig& config() const { return config_; }
   const ServiceEstimator& estimator() const { return estimator_; }
 
-  /// A refusal for `reason` with the overload contract's status for it and Retry-After in
-  /// whole seconds in [1, 3600]; the rest of `base` (estimates, max_output_tokens) is kept.
+  /// A refusal for `reason` (its RefusalVerdict) with Retry-After in whole seconds in
+  /// [1, 3600]; the rest of `base` (estimates, max_output_tokens) is kept.
   static AdmissionDecision Refusal(OverloadReason reason, Seconds retry_after_s,
                                    AdmissionDecision base = {});
 

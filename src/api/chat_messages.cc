@@ -37,7 +37,7 @@ Status ReadRole(const json::object& message, const std::string& path, ChatMessag
   for (const std::string_view known : kRoles) {
     if (std::string_view(text->data(), text->size()) == known) {
       out->role = std::string(known);
-      return std::nullopt;
+      return {};
     }
   }
   return Invalid(param, kRoleRule, *role, kInvalidValue);
@@ -65,18 +65,21 @@ Status AppendTextPart(const json::value& part, const std::string& path, std::str
     return Invalid(path + ".text", "a string", *text, kInvalidType);
   }
   content->append(text->get_string().data(), text->get_string().size());
-  return std::nullopt;
+  return {};
 }
 
 Status ReadContent(const json::object& message, const std::string& path, ChatMessage* out) {
   const std::string param = path + ".content";
   const json::value* content = json_fields::Find(message, "content");
   if (content == nullptr) {
-    return out->role == "assistant" ? std::nullopt : Status(json_fields::Missing(param));
+    if (out->role == "assistant") {
+      return {};  // an assistant message may carry tool calls instead
+    }
+    return json_fields::Missing(param);
   }
   if (const json::string* text = content->if_string()) {
     out->content.assign(text->data(), text->size());
-    return std::nullopt;
+    return {};
   }
   const json::array* parts = content->if_array();
   if (parts == nullptr) {
@@ -86,11 +89,11 @@ Status ReadContent(const json::object& message, const std::string& path, ChatMes
     return Invalid(param, "a non-empty array of text parts", *content, kInvalidValue);
   }
   for (std::size_t i = 0; i < parts->size(); ++i) {
-    if (Status error = AppendTextPart((*parts)[i], Indexed(param, i), &out->content)) {
-      return error;
+    if (Status status = AppendTextPart((*parts)[i], Indexed(param, i), &out->content); !status) {
+      return status;
     }
   }
-  return std::nullopt;
+  return {};
 }
 
 Status ReadMessage(const json::value& value, const std::string& path, ChatMessage* out) {
@@ -98,8 +101,8 @@ Status ReadMessage(const json::value& value, const std::string& path, ChatMessag
   if (message == nullptr) {
     return Invalid(path, "a message object with \"role\" and \"content\"", value, kInvalidType);
   }
-  if (Status error = ReadRole(*message, path, out)) {
-    return error;
+  if (Status status = ReadRole(*message, path, out); !status) {
+    return status;
   }
   return ReadContent(*message, path, out);
 }
@@ -125,12 +128,13 @@ Status ParseChatMessages(const json::object& body, const RequestLimits& limits,
   }
   out->messages.resize(messages->size());
   for (std::size_t i = 0; i < messages->size(); ++i) {
-    if (Status error = ReadMessage((*messages)[i], Indexed(kParam, i), &out->messages[i])) {
+    if (Status status = ReadMessage((*messages)[i], Indexed(kParam, i), &out->messages[i]);
+        !status) {
       out->messages.clear();
-      return error;
+      return status;
     }
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace spillway::api

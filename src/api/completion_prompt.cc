@@ -31,7 +31,7 @@ Status ReadText(const json::string& text, const json::value& got, CompletionRequ
     return EmptyPrompt(got);
   }
   out->prompt_text.assign(text.data(), text.size());
-  return std::nullopt;
+  return {};
 }
 
 /// `got` names the whole prompt in errors; `ids` may be `got` itself or its only element.
@@ -59,7 +59,7 @@ Status ReadTokenIds(const json::array& ids, const json::value& got, const Reques
     }
     out->prompt_token_ids.push_back(static_cast<std::int32_t>(*id));
   }
-  return std::nullopt;
+  return {};
 }
 
 Status ReadPromptArray(const json::array& array, const json::value& got,

@@ -118,34 +118,34 @@ Status ReadBool(const json::object& object, std::string_view key, bool* out,
                 std::string_view param) {
   const json::value* value = Find(object, key);
   if (value == nullptr) {
-    return std::nullopt;
+    return {};
   }
   if (!value->is_bool()) {
     return Invalid(param.empty() ? key : param, "a boolean", *value, kInvalidType);
   }
   *out = value->get_bool();
-  return std::nullopt;
+  return {};
 }
 
 Status ReadString(const json::object& object, std::string_view key, std::string* out,
                   std::string_view param) {
   const json::value* value = Find(object, key);
   if (value == nullptr) {
-    return std::nullopt;
+    return {};
   }
   const json::string* text = value->if_string();
   if (text == nullptr) {
     return Invalid(param.empty() ? key : param, "a string", *value, kInvalidType);
   }
   out->assign(text->data(), text->size());
-  return std::nullopt;
+  return {};
 }
 
 Status ReadInteger(const json::object& object, std::string_view key, std::int64_t lo,
                    std::int64_t hi, std::optional<std::int64_t>* out) {
   const json::value* value = Find(object, key);
   if (value == nullptr) {
-    return std::nullopt;
+    return {};
   }
   const std::optional<std::int64_t> integer = AsInteger(*value);
   if (!integer.has_value()) {
@@ -164,14 +164,14 @@ Status ReadInteger(const json::object& object, std::string_view key, std::int64_
     return Invalid(key, IntegerRule(kMinInt, hi), *value, kInvalidValue);
   }
   *out = integer;
-  return std::nullopt;
+  return {};
 }
 
 Status ReadNumber(const json::object& object, std::string_view key, std::string_view expected,
                   bool (*in_range)(double), double* out) {
   const json::value* value = Find(object, key);
   if (value == nullptr) {
-    return std::nullopt;
+    return {};
   }
   if (!value->is_number()) {
     return Invalid(key, expected, *value, kInvalidType);
@@ -181,7 +181,7 @@ Status ReadNumber(const json::object& object, std::string_view key, std::string_
     return Invalid(key, expected, *value, kInvalidValue);
   }
   *out = *number;
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace spillway::api::json_fields

@@ -12,11 +12,12 @@
 #include <boost/json/fwd.hpp>
 
 #include "api/openai_types.h"
+#include "core/result.h"
 
 namespace spillway::api::json_fields {
 
-/// nullopt when a reader succeeded, else the error to hand back.
-using Status = std::optional<ApiError>;
+/// Ok when a reader succeeded, else the error to hand back (core/result.h).
+using Status = spillway::Status<ApiError>;
 
 /// Error codes (ApiError::code) shared by the parser's rules.
 inline constexpr std::string_view kInvalidType = "invalid_type";

@@ -3,9 +3,9 @@
 // capacity, in one table. Each row is a stable reason token (the X-Overload-Reason header and
 // the OpenAI error body's "code"), its HTTP status, the OpenAI error "type", whether a retry
 // can succeed, what it means, and the Gateway API Inference Extension's
-// x-llm-d-request-dropped-reason value where one applies. The server, the simulator (through
-// admission), the load generator's classifier, `spillway soak-check` and a docs check
-// (tests/api/overload_contract_docs_test.cc against docs/serve.md) all read it.
+// x-llm-d-request-dropped-reason value where one applies. The server and the simulator (through
+// engine/contract_status.h), the load generator's classifier, `spillway soak-check` and a docs
+// check (tests/api/overload_contract_docs_test.cc against docs/serve.md) all read it.
 //
 // Statuses: 429 shed by policy (retry after Retry-After); 503 hard limit, draining or no
 // capacity (retry later or elsewhere); 504 the server's deadline passed; 400 can never be

@@ -51,8 +51,8 @@ Status ParsePrompt(const json::object& body, const RequestLimits& limits, Comple
 
 /// `model` (required by OpenAI; optional here, as in vLLM) and `user`: strings.
 Status ParseIdentity(const json::object& body, const RequestLimits&, CompletionRequest* out) {
-  if (Status error = json_fields::ReadString(body, "model", &out->model)) {
-    return error;
+  if (Status status = json_fields::ReadString(body, "model", &out->model); !status) {
+    return status;
   }
   return json_fields::ReadString(body, "user", &out->user);
 }
@@ -62,13 +62,15 @@ Status ParseIdentity(const json::object& body, const RequestLimits&, CompletionR
 Status ParseMaxTokens(const json::object& body, const RequestLimits&, CompletionRequest* out) {
   std::optional<std::int64_t> max_tokens;
   std::optional<std::int64_t> max_completion_tokens;
-  if (Status error = json_fields::ReadInteger(body, "max_tokens", 1, kInt32Max, &max_tokens)) {
-    return error;
+  if (Status status = json_fields::ReadInteger(body, "max_tokens", 1, kInt32Max, &max_tokens);
+      !status) {
+    return status;
   }
   if (out->endpoint == Endpoint::kChatCompletions) {
-    if (Status error = json_fields::ReadInteger(body, "max_completion_tokens", 1, kInt32Max,
-                                                &max_completion_tokens)) {
-      return error;
+    if (Status status = json_fields::ReadInteger(body, "max_completion_tokens", 1, kInt32Max,
+                                                 &max_completion_tokens);
+        !status) {
+      return status;
     }
   }
   const std::optional<std::int64_t> chosen =
@@ -76,7 +78,7 @@ Status ParseMaxTokens(const json::object& body, const RequestLimits&, Completion
   if (chosen.has_value()) {
     out->max_tokens = static_cast<std::int32_t>(*chosen);
   }
-  return std::nullopt;
+  return {};
 }
 
 bool IsTemperature(double t) { return t >= 0 && t <= 2; }
@@ -85,28 +87,31 @@ bool IsTopP(double p) { return p > 0 && p <= 1; }
 /// OpenAI: temperature "between 0 and 2", top_p in (0, 1] ("0.1 means only the tokens
 /// comprising the top 10% probability mass are considered"), seed an integer.
 Status ParseSampling(const json::object& body, const RequestLimits&, CompletionRequest* out) {
-  if (Status error = json_fields::ReadNumber(body, "temperature", "a number in [0, 2]",
-                                             IsTemperature, &out->temperature)) {
-    return error;
+  if (Status status = json_fields::ReadNumber(body, "temperature", "a number in [0, 2]",
+                                              IsTemperature, &out->temperature);
+      !status) {
+    return status;
   }
-  if (Status error =
-          json_fields::ReadNumber(body, "top_p", "a number in (0, 1]", IsTopP, &out->top_p)) {
-    return error;
+  if (Status status =
+          json_fields::ReadNumber(body, "top_p", "a number in (0, 1]", IsTopP, &out->top_p);
+      !status) {
+    return status;
   }
   std::optional<std::int64_t> seed;
-  if (Status error = json_fields::ReadInteger(body, "seed", kInt64Min, kInt64Max, &seed)) {
-    return error;
+  if (Status status = json_fields::ReadInteger(body, "seed", kInt64Min, kInt64Max, &seed);
+      !status) {
+    return status;
   }
   out->seed = seed;
-  return std::nullopt;
+  return {};
 }
 
 /// `n` ("How many completions to generate", OpenAI) must be 1: one request, one choice.
 /// `ignore_eos` (vLLM) is a boolean.
 Status ParseChoices(const json::object& body, const RequestLimits&, CompletionRequest* out) {
   std::optional<std::int64_t> n;
-  if (Status error = json_fields::ReadInteger(body, "n", kInt64Min, kInt64Max, &n)) {
-    return error;
+  if (Status status = json_fields::ReadInteger(body, "n", kInt64Min, kInt64Max, &n); !status) {
+    return status;
   }
   if (n.has_value() && *n != 1) {
     return Invalid("n", "1 (one choice per request)", *json_fields::Find(body, "n"),
@@ -129,7 +134,7 @@ Status ReadStopString(const json::value& value, const RequestLimits& limits,
         value, kInvalidValue);
   }
   out->stop.emplace_back(text->data(), text->size());
-  return std::nullopt;
+  return {};
 }
 
 /// `stop`: "Up to 4 sequences where the API will stop generating" (OpenAI), a string or an
@@ -137,7 +142,7 @@ Status ReadStopString(const json::value& value, const RequestLimits& limits,
 Status ParseStop(const json::object& body, const RequestLimits& limits, CompletionRequest* out) {
   const json::value* stop = json_fields::Find(body, "stop");
   if (stop == nullptr) {
-    return std::nullopt;
+    return {};
   }
   if (stop->is_string()) {
     return ReadStopString(*stop, limits, out);
@@ -152,23 +157,23 @@ Status ParseStop(const json::object& body, const RequestLimits& limits, Completi
                    kInvalidValue);
   }
   for (const json::value& element : *array) {
-    if (Status error = ReadStopString(element, limits, out)) {
+    if (Status status = ReadStopString(element, limits, out); !status) {
       out->stop.clear();
-      return error;
+      return status;
     }
   }
-  return std::nullopt;
+  return {};
 }
 
 /// `stream` and `stream_options` {include_usage}. OpenAI rejects stream_options unless stream
 /// is true ("The 'stream_options' parameter is only allowed when 'stream' is enabled.").
 Status ParseStreaming(const json::object& body, const RequestLimits&, CompletionRequest* out) {
-  if (Status error = json_fields::ReadBool(body, "stream", &out->stream)) {
-    return error;
+  if (Status status = json_fields::ReadBool(body, "stream", &out->stream); !status) {
+    return status;
   }
   const json::value* options = json_fields::Find(body, "stream_options");
   if (options == nullptr) {
-    return std::nullopt;
+    return {};
   }
   const json::object* object = options->if_object();
   if (object == nullptr) {
@@ -191,8 +196,8 @@ constexpr std::array<FieldParser, 7> kFieldParsers = {ParsePrompt,   ParseIdenti
                                                       ParseSampling, ParseChoices,  ParseStop,
                                                       ParseStreaming};
 
-std::variant<CompletionRequest, ApiError> Parse(std::string_view body, Endpoint endpoint,
-                                                const RequestLimits& limits) {
+Result<CompletionRequest, ApiError> Parse(std::string_view body, Endpoint endpoint,
+                                          const RequestLimits& limits) {
   json::monotonic_resource memory;  // outlives `root`, declared below
   json::parse_options options;
   options.max_depth = kMaxDepth;  // allow_invalid_utf8 stays false: invalid UTF-8 is an error
@@ -211,8 +216,8 @@ std::variant<CompletionRequest, ApiError> Parse(std::string_view body, Endpoint 
   CompletionRequest request;
   request.endpoint = endpoint;
   for (const FieldParser parse_field : kFieldParsers) {
-    if (Status error = parse_field(*object, limits, &request)) {
-      return *std::move(error);
+    if (Status status = parse_field(*object, limits, &request); !status) {
+      return std::move(status).error();
     }
   }
   return request;
@@ -229,9 +234,8 @@ ApiError InternalError(std::string message) {
 
 }  // namespace
 
-std::variant<CompletionRequest, ApiError> ParseCompletionRequest(std::string_view body,
-                                                                 Endpoint endpoint,
-                                                                 const RequestLimits& limits) {
+Result<CompletionRequest, ApiError> ParseCompletionRequest(std::string_view body, Endpoint endpoint,
+                                                           const RequestLimits& limits) {
   try {
     return Parse(body, endpoint, limits);
   } catch (const std::bad_alloc&) {

@@ -3,9 +3,8 @@
 // decides what is acceptable and says why not.
 
 #include <string_view>
-#include <variant>
-
 #include "api/openai_types.h"
+#include "core/result.h"
 
 namespace spillway::api {
 
@@ -34,8 +33,7 @@ struct RequestLimits {
 /// nesting deeper than 64), invalid_type, invalid_value, missing_required_parameter,
 /// batch_not_supported, n_not_supported, unsupported_content_part (non-text content parts).
 /// The only non-400 outcome is 500 "server_error" if memory runs out while parsing.
-std::variant<CompletionRequest, ApiError> ParseCompletionRequest(std::string_view body,
-                                                                 Endpoint endpoint,
-                                                                 const RequestLimits& limits = {});
+Result<CompletionRequest, ApiError> ParseCompletionRequest(std::string_view body, Endpoint endpoint,
+                                                           const RequestLimits& limits = {});
 
 }  // namespace spillway::api

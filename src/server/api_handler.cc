@@ -279,12 +279,12 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   }
   auto parsed = api::ParseCompletionRequest(
       conn.request().body(), chat ? api::Endpoint::kChatCompletions : api::Endpoint::kCompletions);
-  if (auto* error = std::get_if<api::ApiError>(&parsed)) {
-    co_await SendError(conn, *error);
+  if (!parsed) {
+    co_await SendError(conn, parsed.error());
     co_return;
   }
   Generation g;
-  g.request = std::move(std::get<api::CompletionRequest>(parsed));
+  g.request = *std::move(parsed);
   const api::CompletionRequest& req = g.request;
   if (!req.model.empty() && req.model != config_.model) {
     co_await SendError(conn, ModelNotFound(req.model, config_.model));
@@ -328,7 +328,7 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   const SubmitRequest submit{tenant, g.prompt_tokens, max_tokens, priority};
   g.admitted = co_await engine_.Submit(submit, executor);
   const AdmissionDecision& d = g.admitted.decision;
-  if (d.http_status == 400) {  // never servable as asked: no retry helps
+  if (d.verdict == Verdict::kNeverFits) {  // no retry helps
     co_await SendError(conn, NeverServable(d, g.prompt_tokens, max_tokens, engine_.config()));
     co_return;
   }

@@ -15,16 +15,9 @@ namespace {
 constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
 constexpr auto kIdleWake = std::chrono::seconds(1);
 
+// The decision label of spillway_admission_decisions_total: admit, degrade or reject.
 std::string_view DecisionName(const AdmissionDecision& d) {
-  switch (d.verdict) {
-    case Verdict::kAdmit:
-      return "admit";
-    case Verdict::kDegrade:
-      return "degrade";
-    case Verdict::kReject:
-      return "reject";
-  }
-  return "unknown";
+  return d.admitted() ? ToString(d.verdict) : "reject";
 }
 
 // vLLM's finished_reason values: stop, length, and abort for every other ending.

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "api/overload_contract.h"
+#include "engine/contract_status.h"
 #include "server/generation_end.h"
 
 namespace spillway::server {
@@ -50,8 +51,8 @@ api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s,
   }
   message += fmt::format(" Retry after {:.0f} s.", d.retry_after_s);
   const api::ContractRow* row = api::FindContractRow(reason);
-  return Error(d.http_status, message, std::string(row != nullptr ? row->error_type : "overloaded"),
-               reason);
+  return Error(ContractStatus(d.reason), message,
+               std::string(row != nullptr ? row->error_type : "overloaded"), reason);
 }
 
 api::ApiError NeverServable(const AdmissionDecision& d, std::int32_t prompt_tokens,

@@ -10,6 +10,7 @@
 #include "admission/admission.h"
 #include "config/config_error.h"
 #include "core/rng.h"
+#include "engine/contract_status.h"
 #include "engine/engine.h"
 #include "report/objectives.h"
 #include "report/run_recorder.h"
@@ -155,7 +156,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   const EngineRequest request{a.tenant, a.prompt_tokens, a.output_tokens, a.priority};
   // What can never be served is refused before any bucket or engine work, as the server does.
   if (const AdmissionDecision fits = replicas_.front()->CheckFits(request); !fits.admitted()) {
-    OnRejected(logical, 0, now, fits.http_status, ToString(fits.reason), 0);
+    OnRejected(logical, 0, now, HttpStatus(fits), ToString(fits.reason), 0);
     return;
   }
   AdmissionDecision d =
@@ -167,7 +168,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     d = engine.Offer(id, request, now);
   }
   if (!d.admitted()) {
-    OnRejected(logical, r, now, d.http_status, ToString(d.reason), d.retry_after_s);
+    OnRejected(logical, r, now, HttpStatus(d), ToString(d.reason), d.retry_after_s);
     return;
   }
   attempts_.push_back(Attempt{logical, r, now});

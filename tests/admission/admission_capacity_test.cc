@@ -113,7 +113,7 @@ TEST(RequestDeadlineTest, RefusesARequestThatCannotFinishBeforeTheDeadline) {
   // 256 tokens x 0.02 s = 5.12 s of decoding alone: more than an idle engine can do, 400.
   const AdmissionDecision d = c.Decide(Request(32, 256), Stats(0, 0), 0);
   EXPECT_FALSE(d.admitted());
-  EXPECT_EQ(d.http_status, 400);
+  EXPECT_EQ(d.verdict, Verdict::kNeverFits);
   EXPECT_EQ(d.max_output_tokens, 201);  // floor((0.9 x 4.5 - 0.02) / 0.02)
   EXPECT_EQ(d.reason, OverloadReason::kMaxTokensExceedsDeadline);
   EXPECT_NEAR(d.decode_est_s, 5.12, 1e-9);
@@ -128,7 +128,7 @@ TEST(RequestDeadlineTest, ALoadDependentMissIsA429) {
   AdmissionController c(config, 0);
   // 150 tokens fit an idle engine (3 s) but not behind 0.9 s of queue plus a full batch.
   const AdmissionDecision d = c.Decide(Request(32, 190), Stats(32, 36), 0);
-  EXPECT_EQ(d.http_status, 429);
+  EXPECT_EQ(d.verdict, Verdict::kShed);
   EXPECT_EQ(d.reason, OverloadReason::kDeadlineUnreachable);
 }
 

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include "admission/admission.h"
-#include "api/overload_contract.h"
 
 namespace spillway {
 namespace {
@@ -58,16 +57,16 @@ TEST(AdmissionNamesTest, OverloadReasonTokensAreExact) {
 namespace spillway {
 namespace {
 
-// Every reason admission can give is a row of the overload contract, and a refusal carries
-// the contract's status for it.
-TEST(AdmissionContractTest, EveryReasonIsAContractRowWithItsStatus) {
+// A refusal carries its reason's verdict and a Retry-After of whole seconds, at least 1 (the
+// contract's status for each reason: tests/engine/contract_status_test.cc).
+TEST(AdmissionRefusalTest, EveryReasonRefusesWithItsVerdictAndAtLeastOneSecond) {
   for (int r = static_cast<int>(OverloadReason::kRateLimited);
        r <= static_cast<int>(OverloadReason::kKvCapacityExceeded); ++r) {
     const auto reason = static_cast<OverloadReason>(r);
-    const api::ContractRow* row = api::FindContractRow(ToString(reason));
-    ASSERT_NE(row, nullptr) << ToString(reason);
-    EXPECT_EQ(AdmissionController::Refusal(reason, 0.2).http_status, row->http_status);
-    EXPECT_EQ(AdmissionController::Refusal(reason, 0.2).retry_after_s, 1.0);
+    const AdmissionDecision d = AdmissionController::Refusal(reason, 0.2);
+    EXPECT_FALSE(d.admitted()) << ToString(reason);
+    EXPECT_EQ(d.verdict, RefusalVerdict(reason)) << ToString(reason);
+    EXPECT_EQ(d.retry_after_s, 1.0) << ToString(reason);
   }
 }
 

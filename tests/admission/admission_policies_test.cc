@@ -121,7 +121,7 @@ TEST(UnboundedPolicyTest, AdmitsEverythingEvenWithAHugeQueueAndFullKv) {
   for (int i = 0; i < 100; ++i) {
     const AdmissionDecision d = c.Decide(Request(4000, 4000), s, i * 0.01);
     ASSERT_EQ(d.verdict, Verdict::kAdmit);
-    EXPECT_EQ(d.http_status, 200);
+    EXPECT_TRUE(d.admitted());
     EXPECT_EQ(d.reason, OverloadReason::kNone);
     EXPECT_EQ(d.max_output_tokens, 4000);
     EXPECT_EQ(d.deadline_s, kNever);  // no queue deadline unless asked for
@@ -162,8 +162,7 @@ TEST(TailDropPolicyTest, Rejects503QueueFullAtMaxNumQueuedReqs) {
   AdmissionController c(config, 0);
   EXPECT_TRUE(c.Decide(Request(), Stats(31), 0).admitted());
   const AdmissionDecision d = c.Decide(Request(), Stats(32), 0);
-  EXPECT_EQ(d.verdict, Verdict::kReject);
-  EXPECT_EQ(d.http_status, 503);
+  EXPECT_EQ(d.verdict, Verdict::kHardLimit);
   EXPECT_EQ(d.reason, OverloadReason::kQueueFull);
   EXPECT_EQ(c.Decide(Request(), Stats(500), 0).reason, OverloadReason::kQueueFull);
 }
@@ -176,8 +175,7 @@ TEST(TailDropPolicyTest, Rejects503QueuedTokensFullWhenThePromptWouldExceedTheTo
   s.waiting_prompt_tokens = 900;
   EXPECT_TRUE(c.Decide(Request(/*prompt=*/100), s, 0).admitted());  // exactly at the limit
   const AdmissionDecision d = c.Decide(Request(/*prompt=*/101), s, 0);
-  EXPECT_EQ(d.verdict, Verdict::kReject);
-  EXPECT_EQ(d.http_status, 503);
+  EXPECT_EQ(d.verdict, Verdict::kHardLimit);
   EXPECT_EQ(d.reason, OverloadReason::kQueuedTokensFull);
 }
 
@@ -211,7 +209,7 @@ TEST(PredictivePolicyTest, AdmitsWhenQueueDelayPlusPrefillMeetsTheSlo) {
   AdmissionController c(Config(AdmissionPolicy::kPredictive, /*mu=*/10, 2000, 0.01), 0);
   const AdmissionDecision d = c.Decide(Request(/*prompt=*/100), Stats(5), 7.0);
   EXPECT_EQ(d.verdict, Verdict::kAdmit);
-  EXPECT_EQ(d.http_status, 200);
+  EXPECT_TRUE(d.admitted());
   EXPECT_NEAR(d.queue_delay_est_s, 0.5, kTol);
   EXPECT_NEAR(d.prefill_est_s, 0.05, kTol);
 }
@@ -234,7 +232,7 @@ TEST(PredictivePolicyTest, APromptWhosePrefillOutlastsTheSloIsJudgedOnlyOnTheQue
   EXPECT_NEAR(d.prefill_est_s, 1.5, kTol);
   EXPECT_NEAR(d.deadline_s, 4.0 + 0.5, kTol) << "half the SLO to start";
   const AdmissionDecision queued = c.Decide(Request(/*prompt=*/3000), Stats(5), 5.0);
-  EXPECT_EQ(queued.verdict, Verdict::kReject) << "a queue ahead of it is";
+  EXPECT_EQ(queued.verdict, Verdict::kShed) << "a queue ahead of it is";
   EXPECT_EQ(queued.reason, OverloadReason::kQueueDelayExceeded);
 }
 
@@ -249,15 +247,14 @@ TEST(PredictivePolicyTest, AdmitsAtExactlyTheSloAndRejectsJustAbove) {
   config.ttft_slo_s = 0.5 + step / 2;
   AdmissionController above_slo(config, 0);
   const AdmissionDecision d = above_slo.Decide(Request(), Stats(4), 0);
-  EXPECT_EQ(d.verdict, Verdict::kReject);
+  EXPECT_EQ(d.verdict, Verdict::kShed);
   EXPECT_EQ(d.reason, OverloadReason::kQueueDelayExceeded);
 }
 
 TEST(PredictivePolicyTest, RejectsKvSaturationAloneWhenTheQueueDelayIsFine) {
   AdmissionController c(Config(AdmissionPolicy::kPredictive), 0);
   const AdmissionDecision d = c.Decide(Request(), Stats(1, /*kv_usage=*/0.9), 0);
-  EXPECT_EQ(d.verdict, Verdict::kReject);
-  EXPECT_EQ(d.http_status, 429);
+  EXPECT_EQ(d.verdict, Verdict::kShed);
   EXPECT_EQ(d.reason, OverloadReason::kKvSaturation);
   EXPECT_EQ(d.retry_after_s, 1.0);
   EXPECT_EQ(d.deadline_s, kNever);
@@ -286,13 +283,13 @@ TEST(PredictivePolicyTest, AlsoEnforcesTheHardQueueLimitsWith503) {
   config.max_num_queued_tokens = 10000;
   AdmissionController c(config, 0);
   const AdmissionDecision full = c.Decide(Request(), Stats(8), 0);  // W_est only 8 ms
-  EXPECT_EQ(full.http_status, 503);
+  EXPECT_EQ(full.verdict, Verdict::kHardLimit);
   EXPECT_EQ(full.reason, OverloadReason::kQueueFull);
 
   EngineStats s = Stats(2);
   s.waiting_prompt_tokens = 9990;
   const AdmissionDecision tokens = c.Decide(Request(/*prompt=*/11), s, 0);
-  EXPECT_EQ(tokens.http_status, 503);
+  EXPECT_EQ(tokens.verdict, Verdict::kHardLimit);
   EXPECT_EQ(tokens.reason, OverloadReason::kQueuedTokensFull);
 }
 

@@ -32,8 +32,7 @@ TEST(AdmissionRateLimitTest, AdmitsUpToTheBurstThenRejects429RateLimited) {
   EXPECT_TRUE(c.Decide(From("a"), kIdle, 0).admitted());
   EXPECT_TRUE(c.Decide(From("a"), kIdle, 0).admitted());
   const AdmissionDecision d = c.Decide(From("a"), kIdle, 0);
-  EXPECT_EQ(d.verdict, Verdict::kReject);
-  EXPECT_EQ(d.http_status, 429);
+  EXPECT_EQ(d.verdict, Verdict::kShed);
   EXPECT_EQ(d.reason, OverloadReason::kRateLimited);
   EXPECT_EQ(ToString(d.reason), "rate_limited");
   EXPECT_EQ(d.deadline_s, kNever);
@@ -124,7 +123,7 @@ TEST(AdmissionRateLimitTest, RateLimitIsCheckedBeforeTheQueueLimits) {
   ASSERT_EQ(c.Decide(From("a"), full, 0).reason, OverloadReason::kQueueFull);
   ASSERT_EQ(c.Decide(From("a"), full, 0).reason, OverloadReason::kQueueFull);
   const AdmissionDecision d = c.Decide(From("a"), full, 0);
-  EXPECT_EQ(d.http_status, 429);
+  EXPECT_EQ(d.verdict, Verdict::kShed);
   EXPECT_EQ(d.reason, OverloadReason::kRateLimited);
 }
 
@@ -135,7 +134,7 @@ TEST(AdmissionRateLimitTest, DecideRateLimitAloneChecksOnlyTheBucket) {
   EXPECT_EQ(first.max_output_tokens, 16);
   EXPECT_TRUE(c.DecideRateLimit(From("a"), 0).admitted());
   const AdmissionDecision d = c.DecideRateLimit(From("a"), 0);
-  EXPECT_EQ(d.http_status, 429);
+  EXPECT_EQ(d.verdict, Verdict::kShed);
   EXPECT_EQ(d.reason, OverloadReason::kRateLimited);
   EXPECT_EQ(d.retry_after_s, 4.0);
 }
@@ -157,8 +156,7 @@ TEST(AdmissionDrainingTest, RejectsEveryRequestWith503Draining) {
   c.SetDraining(true);
   for (const char* tenant : {"a", "b", "unlisted"}) {
     const AdmissionDecision d = c.Decide(From(tenant), kIdle, 0);
-    EXPECT_EQ(d.verdict, Verdict::kReject) << tenant;
-    EXPECT_EQ(d.http_status, 503) << tenant;
+    EXPECT_EQ(d.verdict, Verdict::kHardLimit) << tenant;
     EXPECT_EQ(d.reason, OverloadReason::kDraining) << tenant;
     EXPECT_EQ(ToString(d.reason), "draining");
     EXPECT_GE(d.retry_after_s, 1.0);

@@ -4,7 +4,6 @@
 
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include <gtest/gtest.h>
 
@@ -28,22 +27,22 @@ inline std::string ChatBody(std::string_view extra = {}) {
 inline CompletionRequest ParseOk(std::string_view body, Endpoint endpoint = Endpoint::kCompletions,
                                  const RequestLimits& limits = {}) {
   auto result = ParseCompletionRequest(body, endpoint, limits);
-  if (const ApiError* error = std::get_if<ApiError>(&result)) {
-    ADD_FAILURE() << "rejected " << body << ": " << error->message;
+  if (!result) {
+    ADD_FAILURE() << "rejected " << body << ": " << result.error().message;
     return {};
   }
-  return std::get<CompletionRequest>(std::move(result));
+  return *std::move(result);
 }
 
 /// The error; records a test failure (and returns a default error) when the body parsed.
 inline ApiError ParseError(std::string_view body, Endpoint endpoint = Endpoint::kCompletions,
                            const RequestLimits& limits = {}) {
   auto result = ParseCompletionRequest(body, endpoint, limits);
-  if (!std::holds_alternative<ApiError>(result)) {
+  if (result) {
     ADD_FAILURE() << "accepted " << body;
     return {};
   }
-  return std::get<ApiError>(std::move(result));
+  return result.error();
 }
 
 /// Success when `body` is rejected with HTTP 400, type invalid_request_error, and exactly
@@ -52,16 +51,16 @@ inline ::testing::AssertionResult Rejected(std::string_view body, Endpoint endpo
                                            std::string_view param, std::string_view code,
                                            const RequestLimits& limits = {}) {
   auto result = ParseCompletionRequest(body, endpoint, limits);
-  const ApiError* error = std::get_if<ApiError>(&result);
-  if (error == nullptr) {
+  if (result) {
     return ::testing::AssertionFailure() << "accepted " << body;
   }
-  if (error->http_status != 400 || error->type != "invalid_request_error" ||
-      error->param != param || error->code != code) {
+  const ApiError error = result.error();
+  if (error.http_status != 400 || error.type != "invalid_request_error" || error.param != param ||
+      error.code != code) {
     return ::testing::AssertionFailure()
-           << "for " << body << " got status " << error->http_status << ", type " << error->type
-           << ", param '" << error->param << "', code '" << error->code << "', message "
-           << error->message;
+           << "for " << body << " got status " << error.http_status << ", type " << error.type
+           << ", param '" << error.param << "', code '" << error.code << "', message "
+           << error.message;
   }
   return ::testing::AssertionSuccess();
 }

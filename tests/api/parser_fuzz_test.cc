@@ -4,9 +4,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
-#include <variant>
 
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
@@ -91,21 +91,23 @@ std::string Mutate(std::string body, std::mt19937& rng) {
 
 /// Empty when the outcome of parsing `body` is acceptable, else a description of the problem.
 std::string CheckOutcome(const std::string& body, Endpoint endpoint) {
-  std::variant<CompletionRequest, ApiError> result;
+  std::optional<Result<CompletionRequest, ApiError>> parsed;
   try {
-    result = ParseCompletionRequest(body, endpoint);
+    parsed.emplace(ParseCompletionRequest(body, endpoint));
   } catch (...) {
     return "threw";
   }
-  if (const ApiError* error = std::get_if<ApiError>(&result)) {
-    if (error->http_status != 400 || error->message.empty()) {
-      return "error without status 400 or message: " + error->message;
+  const Result<CompletionRequest, ApiError>& result = *parsed;
+  if (!result) {
+    const ApiError error = result.error();
+    if (error.http_status != 400 || error.message.empty()) {
+      return "error without status 400 or message: " + error.message;
     }
     boost::json::error_code ec;
-    boost::json::parse(ErrorJson(*error), ec);
+    boost::json::parse(ErrorJson(error), ec);
     return ec ? "ErrorJson is not valid JSON: " + ec.message() : "";
   }
-  const CompletionRequest& request = std::get<CompletionRequest>(result);
+  const CompletionRequest& request = *result;
   const bool has_prompt = endpoint == Endpoint::kChatCompletions
                               ? !request.messages.empty()
                               : !request.prompt_text.empty() || !request.prompt_token_ids.empty();
@@ -117,12 +119,9 @@ Endpoint RandomEndpoint(std::mt19937& rng) {
 }
 
 TEST(ParserFuzzTest, SeedsAreValid) {
-  EXPECT_TRUE(std::holds_alternative<CompletionRequest>(
-      ParseCompletionRequest(kSeeds[0], Endpoint::kCompletions)));
-  EXPECT_TRUE(std::holds_alternative<CompletionRequest>(
-      ParseCompletionRequest(kSeeds[1], Endpoint::kCompletions)));
-  EXPECT_TRUE(std::holds_alternative<CompletionRequest>(
-      ParseCompletionRequest(kSeeds[2], Endpoint::kChatCompletions)));
+  EXPECT_TRUE(ParseCompletionRequest(kSeeds[0], Endpoint::kCompletions).has_value());
+  EXPECT_TRUE(ParseCompletionRequest(kSeeds[1], Endpoint::kCompletions).has_value());
+  EXPECT_TRUE(ParseCompletionRequest(kSeeds[2], Endpoint::kChatCompletions).has_value());
 }
 
 TEST(ParserFuzzTest, RandomBytesNeverThrowOrCrash) {
@@ -152,7 +151,7 @@ TEST(ParserFuzzTest, MutatedValidBodiesNeverThrowOrCrash) {
       ADD_FAILURE() << "mutation " << i << ": " << problem << "\n" << body;
       ++failures;
     }
-    accepted += std::holds_alternative<CompletionRequest>(ParseCompletionRequest(body, endpoint));
+    accepted += ParseCompletionRequest(body, endpoint).has_value();
   }
   // Some mutations (inside string values, say) keep the body valid: both outcomes occur.
   EXPECT_GT(accepted, 0);
