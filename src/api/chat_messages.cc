@@ -14,7 +14,7 @@ using json_fields::kInvalidType;
 using json_fields::kInvalidValue;
 using json_fields::Status;
 
-constexpr std::string_view kParam = "messages";
+constexpr std::string_view kMessagesParam = "messages";
 constexpr std::array<std::string_view, 5> kRoles = {"system", "user", "assistant", "tool",
                                                     "developer"};
 constexpr std::string_view kRoleRule =
@@ -111,24 +111,24 @@ Status ReadMessage(const json::value& value, const std::string& path, ChatMessag
 
 Status ParseChatMessages(const json::object& body, const RequestLimits& limits,
                          CompletionRequest* out) {
-  const json::value* value = json_fields::Find(body, kParam);
+  const json::value* value = json_fields::Find(body, kMessagesParam);
   if (value == nullptr) {
-    return json_fields::Missing(kParam);
+    return json_fields::Missing(kMessagesParam);
   }
   const json::array* messages = value->if_array();
   if (messages == nullptr) {
-    return Invalid(kParam, "a non-empty array of message objects", *value, kInvalidType);
+    return Invalid(kMessagesParam, "a non-empty array of message objects", *value, kInvalidType);
   }
   if (messages->empty() || messages->size() > limits.max_messages) {
     const std::string rule =
         "an array of 1 to " + std::to_string(limits.max_messages) + " message objects";
-    ApiError error = Invalid(kParam, rule, *value, kInvalidValue);
+    ApiError error = Invalid(kMessagesParam, rule, *value, kInvalidValue);
     error.message += " (" + std::to_string(messages->size()) + " messages)";
     return error;
   }
   out->messages.resize(messages->size());
   for (std::size_t i = 0; i < messages->size(); ++i) {
-    if (Status status = ReadMessage((*messages)[i], Indexed(kParam, i), &out->messages[i]);
+    if (Status status = ReadMessage((*messages)[i], Indexed(kMessagesParam, i), &out->messages[i]);
         !status) {
       out->messages.clear();
       return status;

@@ -14,7 +14,7 @@ using json_fields::kInvalidType;
 using json_fields::kInvalidValue;
 using json_fields::Status;
 
-constexpr std::string_view kParam = "prompt";
+constexpr std::string_view kPromptParam = "prompt";
 constexpr std::string_view kShapes =
     "a string, an array of token ids, or an array holding one string or one array of token ids";
 constexpr std::int64_t kMaxTokenId = std::numeric_limits<std::int32_t>::max();
@@ -22,7 +22,7 @@ constexpr std::int64_t kMaxTokenId = std::numeric_limits<std::int32_t>::max();
 /// An empty prompt leaves nothing to condition on; the server rejects it rather than
 /// generating from an implicit beginning-of-sequence token.
 ApiError EmptyPrompt(const json::value& got) {
-  return Invalid(kParam, "a non-empty string or a non-empty array of token ids", got,
+  return Invalid(kPromptParam, "a non-empty string or a non-empty array of token ids", got,
                  kInvalidValue);
 }
 
@@ -41,9 +41,10 @@ Status ReadTokenIds(const json::array& ids, const json::value& got, const Reques
     return EmptyPrompt(got);
   }
   if (ids.size() > limits.max_prompt_token_ids) {
-    ApiError error = Invalid(
-        kParam, "an array of at most " + std::to_string(limits.max_prompt_token_ids) + " token ids",
-        got, kInvalidValue);
+    ApiError error =
+        Invalid(kPromptParam,
+                "an array of at most " + std::to_string(limits.max_prompt_token_ids) + " token ids",
+                got, kInvalidValue);
     error.message += " (" + std::to_string(ids.size()) + " token ids)";
     return error;
   }
@@ -51,8 +52,9 @@ Status ReadTokenIds(const json::array& ids, const json::value& got, const Reques
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const std::optional<std::int64_t> id = json_fields::AsInteger(ids[i]);
     if (!id.has_value() || *id < 0 || *id > kMaxTokenId) {
-      ApiError error = Invalid(kParam, "token ids that are integers in [0, 2147483647]", ids[i],
-                               json_fields::IsWholeNumber(ids[i]) ? kInvalidValue : kInvalidType);
+      ApiError error =
+          Invalid(kPromptParam, "token ids that are integers in [0, 2147483647]", ids[i],
+                  json_fields::IsWholeNumber(ids[i]) ? kInvalidValue : kInvalidType);
       error.message += " at index " + std::to_string(i);
       out->prompt_token_ids.clear();
       return error;
@@ -75,7 +77,7 @@ Status ReadPromptArray(const json::array& array, const json::value& got,
     ApiError error;
     error.message = "'prompt' holds " + std::to_string(array.size()) +
                     " prompts; batches are not supported, send one prompt per request";
-    error.param = std::string(kParam);
+    error.param = std::string(kPromptParam);
     error.code = "batch_not_supported";
     return error;
   }
@@ -89,9 +91,9 @@ Status ReadPromptArray(const json::array& array, const json::value& got,
 
 Status ParseCompletionPrompt(const json::object& body, const RequestLimits& limits,
                              CompletionRequest* out) {
-  const json::value* prompt = json_fields::Find(body, kParam);
+  const json::value* prompt = json_fields::Find(body, kPromptParam);
   if (prompt == nullptr) {
-    return json_fields::Missing(kParam);
+    return json_fields::Missing(kPromptParam);
   }
   if (const json::string* text = prompt->if_string()) {
     return ReadText(*text, *prompt, out);
@@ -99,7 +101,7 @@ Status ParseCompletionPrompt(const json::object& body, const RequestLimits& limi
   if (const json::array* array = prompt->if_array()) {
     return ReadPromptArray(*array, *prompt, limits, out);
   }
-  return Invalid(kParam, kShapes, *prompt, kInvalidType);
+  return Invalid(kPromptParam, kShapes, *prompt, kInvalidType);
 }
 
 }  // namespace spillway::api

@@ -6,7 +6,7 @@
 namespace spillway::api {
 namespace {
 
-constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kMaxTokenCount = std::numeric_limits<std::int32_t>::max();
 
 /// Bytes per token in ApproxTokenizer (help.openai.com: "1 token ~= 4 chars in English").
 constexpr std::size_t kBytesPerToken = 4;
@@ -32,16 +32,17 @@ constexpr std::array<std::string_view, 64> kWords = {
 std::int32_t ApproxTokenizer::CountTokens(std::string_view text) const {
   // ceil(size / 4) without the overflow of (size + 3) / 4 near SIZE_MAX.
   const std::size_t tokens = text.size() / kBytesPerToken + (text.size() % kBytesPerToken != 0);
-  return tokens >= static_cast<std::size_t>(kInt32Max) ? static_cast<std::int32_t>(kInt32Max)
-                                                       : static_cast<std::int32_t>(tokens);
+  return tokens >= static_cast<std::size_t>(kMaxTokenCount)
+             ? static_cast<std::int32_t>(kMaxTokenCount)
+             : static_cast<std::int32_t>(tokens);
 }
 
 std::int32_t ApproxTokenizer::CountChatTokens(const std::vector<ChatMessage>& messages) const {
   std::int64_t total = kReplyPrimingTokens;
   for (const ChatMessage& message : messages) {
     total += kTokensPerMessage + CountTokens(message.content);
-    if (total >= kInt32Max) {
-      return static_cast<std::int32_t>(kInt32Max);  // saturate; later messages cannot lower it
+    if (total >= kMaxTokenCount) {
+      return static_cast<std::int32_t>(kMaxTokenCount);  // saturate; later messages cannot lower it
     }
   }
   return static_cast<std::int32_t>(total);

@@ -9,9 +9,10 @@
 //   auto r = Parse(...); if (!r) return Reply(r.error()); Use(*r);
 //
 // Read the value with `*r` or `r->` after checking `r` (value() would throw, and the value
-// lane does not throw); r.error() returns a copy of the error. Configuration loaders are the other lane: they throw ConfigError
-// (config/config_error.h) with file, line and field, once, at load time. Decisions that are
-// not errors (admission's admit, degrade or refuse) are plain values with a verdict.
+// lane does not throw); r.error() returns a copy of the error. Configuration loaders are the other
+// lane: they throw ConfigError (config/config_error.h) with file, line and field, once, at load
+// time. Decisions that are not errors (admission's admit, degrade or refuse) are plain values with
+// a verdict.
 
 #include <boost/system/result.hpp>
 

@@ -34,7 +34,7 @@ figcaption { font-size: 0.92em; margin-top: 0.3em; }
 code { background: #f3f3f3; padding: 0 3px; }
 )css";
 
-std::string Slo(const GoodputSlo& slo) {
+std::string SloText(const GoodputSlo& slo) {
   std::string out;
   for (const auto& [name, value] : {std::pair{"TTFT", slo.ttft_s}, std::pair{"TPOT", slo.tpot_s},
                                     std::pair{"E2E", slo.e2e_s}}) {
@@ -63,7 +63,8 @@ std::string RunsTable(const std::vector<RunSummary>& runs, const std::vector<std
         "</tr>\n",
         Swatch(i), HtmlEscape(labels[i]), HtmlEscape(r.policy), HtmlEscape(r.scenario),
         HtmlEscape(r.profile), HtmlEscape(r.source), r.seed, r.replicas,
-        r.cancellation_propagation ? "on" : "off", HtmlEscape(Slo(r.slo)), HtmlEscape(files[i]));
+        r.cancellation_propagation ? "on" : "off", HtmlEscape(SloText(r.slo)),
+        HtmlEscape(files[i]));
   }
   return out + "</tbody>\n</table>\n";
 }

@@ -9,11 +9,12 @@
 #include <gtest/gtest.h>
 
 #include "admission/admission.h"
+#include "admission/admission_test_util.h"
 
 namespace spillway {
 namespace {
 
-constexpr double kTol = 1e-9;
+using admission_test::kTol;
 
 /// Predictive, TTFT SLO 1 s, prefill 2000 tokens/s and the given step time; mu_hat as given
 /// (0 = not yet measured).
@@ -39,9 +40,7 @@ EngineStats Stats(std::int32_t running, std::int32_t waiting, std::int32_t block
   return s;
 }
 
-AdmissionRequest Request(std::int32_t prompt, std::int32_t max_output) {
-  return {.tenant = "t", .prompt_tokens = prompt, .max_output_tokens = max_output};
-}
+using admission_test::Request;
 
 // --- EffectiveSlots ---
 

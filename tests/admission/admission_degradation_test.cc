@@ -6,11 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "admission/admission.h"
+#include "admission/admission_test_util.h"
 
 namespace spillway {
 namespace {
 
-constexpr double kTol = 1e-9;
+using admission_test::kTol;
 
 /// Predictive, SLO 1 s, mu_hat = 10 req/s, prefill 2000 tokens/s; degrade to 64 tokens when
 /// W_est > 0.5 s or KV usage > 0.75.

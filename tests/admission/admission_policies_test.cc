@@ -7,11 +7,12 @@
 #include <gtest/gtest.h>
 
 #include "admission/admission.h"
+#include "admission/admission_test_util.h"
 
 namespace spillway {
 namespace {
 
-constexpr double kTol = 1e-9;
+using admission_test::kTol;
 
 /// A controller whose estimator starts from known priors (mu_hat, prefill tokens/s, step time).
 AdmissionConfig Config(AdmissionPolicy policy, double mu_rps = 10, double prefill_tps = 2000,
@@ -38,9 +39,7 @@ EngineStats Stats(std::int32_t waiting, double kv_usage = 0.5, std::int32_t prom
   return s;
 }
 
-AdmissionRequest Request(std::int32_t prompt = 32, std::int32_t max_output = 64) {
-  return {.tenant = "t", .prompt_tokens = prompt, .max_output_tokens = max_output};
-}
+using admission_test::Request;
 
 // --- QueueDelayEstimate and PrefillEstimate ---
 

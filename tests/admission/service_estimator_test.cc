@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "admission/admission_test_util.h"
 #include "admission/step_feeder.h"
 
 namespace spillway {
@@ -18,7 +19,7 @@ using testing_util::kStepsPerWindow;
 using testing_util::StepFeeder;
 using testing_util::WindowSpec;
 
-constexpr double kTol = 1e-9;
+using admission_test::kTol;
 
 /// alpha = 1 - exp(-window_s / time_constant_s), as documented.
 double Alpha(const ServiceEstimatorConfig& c) {

@@ -8,7 +8,7 @@
 namespace spillway {
 namespace {
 
-constexpr double kTol = 1e-12;
+constexpr double kExact = 1e-12;
 
 TEST(TokenBucketTest, StartsFull) {
   const TokenBucket bucket(/*rate_per_s=*/2, /*burst=*/5, /*now=*/10);
@@ -25,7 +25,7 @@ TEST(TokenBucketTest, AllowsABurstThenRefusesAtTheSameInstant) {
   EXPECT_TRUE(bucket.TryTake(0));
   EXPECT_FALSE(bucket.TryTake(0));
   EXPECT_FALSE(bucket.TryTake(0));
-  EXPECT_NEAR(bucket.tokens(0), 0, kTol);
+  EXPECT_NEAR(bucket.tokens(0), 0, kExact);
 }
 
 TEST(TokenBucketTest, RefusedAttemptsDoNotSpendTokens) {
@@ -41,7 +41,7 @@ TEST(TokenBucketTest, RefillsAtTheRateOverVirtualTime) {
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE(bucket.TryTake(0));
   }
-  EXPECT_NEAR(bucket.tokens(0.5), 2, kTol);
+  EXPECT_NEAR(bucket.tokens(0.5), 2, kExact);
   EXPECT_TRUE(bucket.TryTake(0.5));
   EXPECT_TRUE(bucket.TryTake(0.5));
   EXPECT_FALSE(bucket.TryTake(0.5));
@@ -63,9 +63,9 @@ TEST(TokenBucketTest, TimeUntilAvailableIsTheRefillTimeOfTheMissingFraction) {
   TokenBucket bucket(/*rate_per_s=*/0.25, /*burst=*/2, /*now=*/0);
   ASSERT_TRUE(bucket.TryTake(0));
   ASSERT_TRUE(bucket.TryTake(0));
-  EXPECT_NEAR(bucket.TimeUntilAvailable(0), 4.0, kTol);
-  EXPECT_NEAR(bucket.TimeUntilAvailable(1), 3.0, kTol);  // 0.25 tokens already refilled
-  EXPECT_NEAR(bucket.TimeUntilAvailable(4), 0.0, kTol);
+  EXPECT_NEAR(bucket.TimeUntilAvailable(0), 4.0, kExact);
+  EXPECT_NEAR(bucket.TimeUntilAvailable(1), 3.0, kExact);  // 0.25 tokens already refilled
+  EXPECT_NEAR(bucket.TimeUntilAvailable(4), 0.0, kExact);
   EXPECT_EQ(bucket.TimeUntilAvailable(5), 0.0);
 }
 
@@ -73,8 +73,8 @@ TEST(TokenBucketTest, TimeGoingBackwardsNeitherRefillsNorUnderflows) {
   TokenBucket bucket(/*rate_per_s=*/1, /*burst=*/1, /*now=*/0);
   ASSERT_TRUE(bucket.TryTake(10));  // the bucket was full; now empty at t = 10
   EXPECT_FALSE(bucket.TryTake(5));  // treated as t = 10: no refill
-  EXPECT_NEAR(bucket.tokens(5), 0, kTol);
-  EXPECT_NEAR(bucket.TimeUntilAvailable(5), 1.0, kTol);
+  EXPECT_NEAR(bucket.tokens(5), 0, kExact);
+  EXPECT_NEAR(bucket.TimeUntilAvailable(5), 1.0, kExact);
   EXPECT_TRUE(bucket.TryTake(11));
 }
 

@@ -15,7 +15,7 @@ using testing_util::ParseError;
 using testing_util::ParseOk;
 using testing_util::Rejected;
 
-constexpr Endpoint kChat = Endpoint::kChatCompletions;
+using testing_util::kChat;
 
 std::string WithMessages(std::string_view messages) {
   return R"({"model": "m", "messages": )" + std::string(messages) + "}";

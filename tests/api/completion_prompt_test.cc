@@ -15,7 +15,7 @@ using testing_util::ParseError;
 using testing_util::ParseOk;
 using testing_util::Rejected;
 
-constexpr Endpoint kCmpl = Endpoint::kCompletions;
+using testing_util::kCmpl;
 
 TEST(CompletionPromptTest, StringPrompt) {
   const CompletionRequest r = ParseOk(R"({"model": "m", "prompt": "Once upon a time"})");

@@ -11,6 +11,9 @@
 
 namespace spillway::api::testing_util {
 
+inline constexpr Endpoint kCmpl = Endpoint::kCompletions;
+inline constexpr Endpoint kChat = Endpoint::kChatCompletions;
+
 /// {"model": "m", "prompt": "Hello"} plus `extra` members (", "-joined JSON text, may be empty).
 inline std::string CompletionBody(std::string_view extra = {}) {
   return R"({"model": "m", "prompt": "Hello")" + (extra.empty() ? "" : ", " + std::string(extra)) +

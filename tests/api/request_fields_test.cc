@@ -17,8 +17,8 @@ using testing_util::ParseError;
 using testing_util::ParseOk;
 using testing_util::Rejected;
 
-constexpr Endpoint kCmpl = Endpoint::kCompletions;
-constexpr Endpoint kChat = Endpoint::kChatCompletions;
+using testing_util::kChat;
+using testing_util::kCmpl;
 
 TEST(RequestFieldsTest, DefaultsWhenAbsent) {
   const CompletionRequest r = ParseOk(R"({"prompt": "x"})");

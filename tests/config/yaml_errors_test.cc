@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/config_error_of.h"
 #include "common/temp_dir.h"
 #include "config/yaml_reader.h"
 
@@ -15,15 +16,7 @@ namespace {
 
 using testing_util::TempDir;
 
-template <typename Fn>
-std::string ErrorOf(Fn fn) {
-  try {
-    fn();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing_util::ErrorOf;
 
 TEST(YamlErrorsTest, StyleGuideExampleMessage) {
   const Field root = Field::LoadString(

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/config_error_of.h"
 #include "config/yaml_reader.h"
 
 namespace spillway::config {
@@ -14,16 +15,7 @@ namespace {
 
 Field Load(const std::string& text) { return Field::LoadString(text, "test.yaml"); }
 
-/// The ConfigError message of `fn`, or "" when it does not throw.
-template <typename Fn>
-std::string ErrorOf(Fn fn) {
-  try {
-    fn();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing_util::ErrorOf;
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

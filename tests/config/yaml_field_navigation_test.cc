@@ -6,25 +6,18 @@
 
 #include <gtest/gtest.h>
 
+#include "common/config_error_of.h"
 #include "config/yaml_reader.h"
 
 namespace spillway::config {
 namespace {
 
-Field Load(const std::string& text) { return Field::LoadString(text, "nav.yaml"); }
+Field LoadNav(const std::string& text) { return Field::LoadString(text, "nav.yaml"); }
 
-template <typename Fn>
-std::string ErrorOf(Fn fn) {
-  try {
-    fn();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing_util::ErrorOf;
 
 TEST(YamlFieldNavigationTest, ChildPathsJoinKeysWithDots) {
-  const Field root = Load("admission:\n  tenants:\n    gold:\n      rate_rps: 5\n");
+  const Field root = LoadNav("admission:\n  tenants:\n    gold:\n      rate_rps: 5\n");
   const Field rate = root["admission"]["tenants"]["gold"]["rate_rps"];
   EXPECT_EQ(rate.path(), "admission.tenants.gold.rate_rps");
   EXPECT_EQ(rate.file(), "nav.yaml");
@@ -34,7 +27,7 @@ TEST(YamlFieldNavigationTest, ChildPathsJoinKeysWithDots) {
 }
 
 TEST(YamlFieldNavigationTest, AbsentNestedFieldsChainWithoutThrowing) {
-  const Field root = Load("x: 1\n");
+  const Field root = LoadNav("x: 1\n");
   Field c = root;
   ASSERT_NO_THROW(c = root["a"]["b"]["c"]);
   EXPECT_FALSE(c.present());
@@ -47,7 +40,7 @@ TEST(YamlFieldNavigationTest, AbsentNestedFieldsChainWithoutThrowing) {
 }
 
 TEST(YamlFieldNavigationTest, IndexingIntoAScalarOrListGivesAnAbsentField) {
-  const Field root = Load("a: 5\nb: [1, 2]\n");
+  const Field root = LoadNav("a: 5\nb: [1, 2]\n");
   EXPECT_FALSE(root["a"]["b"].present());
   EXPECT_FALSE(root["a"]["b"]["c"].present());
   EXPECT_FALSE(root["b"]["x"].present());
@@ -55,13 +48,13 @@ TEST(YamlFieldNavigationTest, IndexingIntoAScalarOrListGivesAnAbsentField) {
 }
 
 TEST(YamlFieldNavigationTest, EmptyDocumentHasNoFields) {
-  const Field root = Load("");
+  const Field root = LoadNav("");
   EXPECT_FALSE(root.present());
   EXPECT_FALSE(root["a"]["b"].present());
 }
 
 TEST(YamlFieldNavigationTest, ItemsCarryIndexedPathsInOrder) {
-  const Field root = Load("classes:\n  - name: chat\n  - name: code\n  - name: batch\n");
+  const Field root = LoadNav("classes:\n  - name: chat\n  - name: code\n  - name: batch\n");
   const std::vector<Field> items = root["classes"].Items();
   ASSERT_EQ(items.size(), 3u);
   EXPECT_EQ(items[0]["name"].AsString(), "chat");
@@ -70,7 +63,7 @@ TEST(YamlFieldNavigationTest, ItemsCarryIndexedPathsInOrder) {
 }
 
 TEST(YamlFieldNavigationTest, ItemsOfANonListFails) {
-  const Field root = Load("classes: chat\n");
+  const Field root = LoadNav("classes: chat\n");
   EXPECT_EQ(ErrorOf([&] { root["classes"].Items(); }),
             "nav.yaml:1: classes: must be a list, got 'chat'");
   EXPECT_EQ(ErrorOf([&] { root["absent"].Items(); }),
@@ -78,19 +71,19 @@ TEST(YamlFieldNavigationTest, ItemsOfANonListFails) {
 }
 
 TEST(YamlFieldNavigationTest, KeysAreInFileOrder) {
-  const Field root = Load("zeta: 1\nalpha: 2\nmid: 3\n");
+  const Field root = LoadNav("zeta: 1\nalpha: 2\nmid: 3\n");
   EXPECT_EQ(root.Keys(), (std::vector<std::string>{"zeta", "alpha", "mid"}));
   EXPECT_EQ(ErrorOf([&] { root["zeta"].Keys(); }), "nav.yaml:1: zeta: must be a map, got '1'");
 }
 
 TEST(YamlFieldNavigationTest, RequireKnownKeysAcceptsKnownKeys) {
-  const Field root = Load("hardware:\n  gpu: A100\n  peak_flops: 1\n");
+  const Field root = LoadNav("hardware:\n  gpu: A100\n  peak_flops: 1\n");
   EXPECT_NO_THROW(root.RequireKnownKeys({"hardware", "model"}));
   EXPECT_NO_THROW(root["hardware"].RequireKnownKeys({"gpu", "peak_flops", "hbm"}));
 }
 
 TEST(YamlFieldNavigationTest, RequireKnownKeysNamesTheMisspelledFieldItsLineAndTheKnownOnes) {
-  const Field root = Load("hardware:\n  gpu: A100\n  peak_flop: 312e12\n");
+  const Field root = LoadNav("hardware:\n  gpu: A100\n  peak_flop: 312e12\n");
   EXPECT_EQ(ErrorOf([&] {
               root["hardware"].RequireKnownKeys({"gpu", "peak_flops"});
             }),
@@ -99,7 +92,7 @@ TEST(YamlFieldNavigationTest, RequireKnownKeysNamesTheMisspelledFieldItsLineAndT
 }
 
 TEST(YamlFieldNavigationTest, RequireKnownKeysOnAScalarFails) {
-  const Field root = Load("hardware: A100\n");
+  const Field root = LoadNav("hardware: A100\n");
   EXPECT_EQ(ErrorOf([&] { root["hardware"].RequireKnownKeys({"gpu"}); }),
             "nav.yaml:1: hardware: must be a map, got 'A100'");
 }

@@ -5,20 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include "common/config_error_of.h"
 #include "config/yaml_reader.h"
 
 namespace spillway::config {
 namespace {
 
-template <typename Fn>
-std::string ErrorOf(Fn fn) {
-  try {
-    fn();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing_util::ErrorOf;
 
 // server_config_fuzz, timeout: yaml-cpp 0.7's LoadAll looped forever (allocating) on a ','
 // that cannot start a node.

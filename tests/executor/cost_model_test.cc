@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "config/profile.h"
+#include "executor/executor_test_util.h"
 #include "executor/step_plan.h"
 
 namespace spillway {
@@ -38,9 +39,7 @@ Profile TinyProfile() {
   return p;
 }
 
-Profile SeedProfile() {
-  return LoadProfile(std::string(SPILLWAY_SOURCE_DIR) + "/profiles/seed-a100-7b.yaml");
-}
+using executor_test::SeedProfile;
 
 /// The documented algorithm, token by token: each new token costs 2N + 2 * layers * ctx * d
 /// FLOPs with ctx the tokens before it; every scheduled sequence reads its whole KV.

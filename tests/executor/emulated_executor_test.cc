@@ -11,13 +11,12 @@
 
 #include "config/profile.h"
 #include "executor/cost_model.h"
+#include "executor/executor_test_util.h"
 
 namespace spillway {
 namespace {
 
-Profile SeedProfile() {
-  return LoadProfile(std::string(SPILLWAY_SOURCE_DIR) + "/profiles/seed-a100-7b.yaml");
-}
+using executor_test::SeedProfile;
 
 /// Three decodes, a final prefill chunk and a non-final one.
 StepPlan MixedPlan() {

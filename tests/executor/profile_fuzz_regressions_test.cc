@@ -8,19 +8,12 @@
 
 #include "config/config_error.h"
 #include "config/profile.h"
+#include "executor/executor_test_util.h"
 
 namespace spillway {
 namespace {
 
-/// The message of the ConfigError thrown by loading `yaml` ("" when it loads).
-std::string LoadError(const std::string& yaml) {
-  try {
-    LoadProfileFromString(yaml, "p.yaml");
-  } catch (const config::ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using executor_test::LoadTextError;
 
 // A capacity of 1e110 bytes gave ~1e105 blocks, converted to int32: undefined behaviour
 // (UBSan: "outside the range of representable values of type 'int'").
@@ -31,7 +24,7 @@ constexpr char kHugeCapacity[] =
     "max_model_len: 2048}\n";
 
 TEST(ProfileFuzzRegressionsTest, HugeCapacityIsRefusedNotOverflowed) {
-  EXPECT_EQ(LoadError(kHugeCapacity),
+  EXPECT_EQ(LoadTextError(kHugeCapacity),
             "p.yaml:2: hardware.hbm_capacity_bytes: leaves room for more than 1073741824 KV "
             "blocks; check it and the model's KV size, got '1e110'");
 }
@@ -50,7 +43,7 @@ TEST(ProfileFuzzRegressionsTest, BlockCountSaturatesInsteadOfOverflowing) {
 
 // A complex key ("? hardware: {...}") escaped as YAML::TypedBadConversion (config/yaml_reader.cc).
 TEST(ProfileFuzzRegressionsTest, ComplexKeyIsAConfigError) {
-  EXPECT_EQ(LoadError("name: m\n? hardware: {peak_flops: 1e12}\n"),
+  EXPECT_EQ(LoadTextError("name: m\n? hardware: {peak_flops: 1e12}\n"),
             "p.yaml:2: (top level): keys must be field names, not a map or a list, got a map");
 }
 

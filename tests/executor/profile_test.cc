@@ -13,6 +13,7 @@
 
 #include "common/temp_dir.h"
 #include "config/yaml_reader.h"
+#include "executor/executor_test_util.h"
 
 namespace spillway {
 namespace {
@@ -85,15 +86,7 @@ int LineOf(const std::string& text, const std::string& needle) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
 }
 
-/// The message of the ConfigError LoadProfile throws for `text`, or "" if it loads.
-std::string LoadError(const std::string& path) {
-  try {
-    LoadProfile(path);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using executor_test::LoadError;
 
 // --- shipped profiles ---
 

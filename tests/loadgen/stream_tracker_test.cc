@@ -10,7 +10,7 @@
 namespace spillway::loadgen {
 namespace {
 
-constexpr const char* kToken =
+constexpr const char* kTokenChunk =
     R"({"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" word","finish_reason":null}],"usage":null})";
 constexpr const char* kFinish =
     R"({"id":"cmpl-1","choices":[{"index":0,"text":"","finish_reason":"length"}]})";
@@ -18,9 +18,9 @@ constexpr const char* kUsage =
     R"({"id":"cmpl-1","choices":[],"usage":{"prompt_tokens":4,"completion_tokens":3,"total_tokens":7}})";
 
 TEST(StreamChunkTest, CompletionTextIsContentAndTheFinishChunkIsNot) {
-  EXPECT_TRUE(ReadStreamChunk(kToken).has_content);
+  EXPECT_TRUE(ReadStreamChunk(kTokenChunk).has_content);
   EXPECT_FALSE(ReadStreamChunk(kFinish).has_content);
-  EXPECT_FALSE(ReadStreamChunk(kToken).completion_tokens.has_value());
+  EXPECT_FALSE(ReadStreamChunk(kTokenChunk).completion_tokens.has_value());
 }
 
 TEST(StreamChunkTest, ChatDeltaContentIsContentAndTheRoleChunkIsNot) {
@@ -60,10 +60,10 @@ TEST(ReadErrorBodyTest, ReadsTheOpenAiErrorBody) {
 
 TEST(StreamTrackerTest, FirstTokenGapsAndUsageCount) {
   StreamTracker t;
-  EXPECT_FALSE(t.OnPayload(kToken, 1.00).has_value());
+  EXPECT_FALSE(t.OnPayload(kTokenChunk, 1.00).has_value());
   EXPECT_DOUBLE_EQ(t.first_token_s(), 1.00);
-  const auto gap1 = t.OnPayload(kToken, 1.25);
-  const auto gap2 = t.OnPayload(kToken, 1.75);
+  const auto gap1 = t.OnPayload(kTokenChunk, 1.25);
+  const auto gap2 = t.OnPayload(kTokenChunk, 1.75);
   ASSERT_TRUE(gap1.has_value() && gap2.has_value());
   EXPECT_DOUBLE_EQ(*gap1, 0.25);
   EXPECT_DOUBLE_EQ(*gap2, 0.50);
@@ -80,7 +80,7 @@ TEST(StreamTrackerTest, FirstTokenGapsAndUsageCount) {
 
 TEST(StreamTrackerTest, UsageWinsOverTheEventCount) {
   StreamTracker t;
-  t.OnPayload(kToken, 0.1);  // one chunk, but the server batched three tokens into it
+  t.OnPayload(kTokenChunk, 0.1);  // one chunk, but the server batched three tokens into it
   t.OnPayload(kUsage, 0.2);
   EXPECT_EQ(t.output_tokens(), 3);
 }

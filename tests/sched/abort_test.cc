@@ -17,12 +17,7 @@ using testing_util::FindSeq;
 using testing_util::Ids;
 using testing_util::Spec;
 
-SchedulerConfig Config(std::int32_t max_num_seqs = 256, std::int32_t max_batched = 2048) {
-  SchedulerConfig c;
-  c.max_num_seqs = max_num_seqs;
-  c.max_num_batched_tokens = max_batched;
-  return c;
-}
+using testing_util::Config;
 
 TEST(SchedulerAbortTest, AbortOfWaitingRequestTakesEffectAtTheNextStep) {
   FakeEngine e(Config(), 10, 16);

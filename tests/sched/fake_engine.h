@@ -198,6 +198,16 @@ class FakeEngine {
 };
 
 /// Finds `id` in `plan`, or nullptr.
+/// A scheduler configuration with the given batch limits (vLLM's defaults otherwise).
+inline SchedulerConfig Config(std::int32_t max_num_seqs = 256, std::int32_t max_batched = 2048,
+                              bool chunked = true) {
+  SchedulerConfig c;
+  c.max_num_seqs = max_num_seqs;
+  c.max_num_batched_tokens = max_batched;
+  c.enable_chunked_prefill = chunked;
+  return c;
+}
+
 inline const ScheduledSeq* FindSeq(const StepPlan& plan, RequestId id) {
   for (const ScheduledSeq& s : plan.seqs) {
     if (s.id == id) {

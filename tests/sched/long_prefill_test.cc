@@ -14,7 +14,7 @@ using testing_util::FakeEngine;
 using testing_util::FindSeq;
 using testing_util::Spec;
 
-SchedulerConfig Config(std::int32_t threshold) {
+SchedulerConfig LongPrefillConfig(std::int32_t threshold) {
   SchedulerConfig c;
   c.max_num_seqs = 16;
   c.max_num_batched_tokens = 256;
@@ -24,7 +24,7 @@ SchedulerConfig Config(std::int32_t threshold) {
 }
 
 TEST(LongPrefillTest, ALongPromptGetsAtMostTheThresholdPerStep) {
-  FakeEngine e(Config(64), 1000, 16);
+  FakeEngine e(LongPrefillConfig(64), 1000, 16);
   e.Submit(Spec(1, 1000, 2));
   const StepPlan p = e.Step();
   ASSERT_EQ(p.seqs.size(), 1u);
@@ -32,7 +32,7 @@ TEST(LongPrefillTest, ALongPromptGetsAtMostTheThresholdPerStep) {
 }
 
 TEST(LongPrefillTest, OnlyOneLongPromptPrefillsPerStepAndShortOnesGoPastTheOther) {
-  FakeEngine e(Config(64), 1000, 16);
+  FakeEngine e(LongPrefillConfig(64), 1000, 16);
   e.Submit(Spec(1, 1000, 2, 0.0));  // long, first
   e.Submit(Spec(2, 1000, 2, 0.1));  // long, second: must wait for the long-prefill slot
   e.Submit(Spec(3, 32, 2, 0.2));    // short, behind both
@@ -45,7 +45,7 @@ TEST(LongPrefillTest, OnlyOneLongPromptPrefillsPerStepAndShortOnesGoPastTheOther
 }
 
 TEST(LongPrefillTest, WithoutAThresholdTheFirstLongPromptTakesTheWholeBudget) {
-  FakeEngine e(Config(0), 1000, 16);
+  FakeEngine e(LongPrefillConfig(0), 1000, 16);
   e.Submit(Spec(1, 1000, 2, 0.0));
   e.Submit(Spec(3, 32, 2, 0.2));
   const StepPlan p = e.Step();

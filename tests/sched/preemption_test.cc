@@ -23,9 +23,9 @@ using testing_util::Spec;
 
 constexpr std::int32_t kBlock = 4;
 
-SchedulerConfig Config(SchedulingPolicy policy = SchedulingPolicy::kFcfs,
-                       std::int32_t max_num_seqs = 256, std::int32_t max_batched = 2048,
-                       std::int32_t max_preemptions = 0) {
+SchedulerConfig PreemptionConfig(SchedulingPolicy policy = SchedulingPolicy::kFcfs,
+                                 std::int32_t max_num_seqs = 256, std::int32_t max_batched = 2048,
+                                 std::int32_t max_preemptions = 0) {
   SchedulerConfig c;
   c.max_num_seqs = max_num_seqs;
   c.max_num_batched_tokens = max_batched;
@@ -37,7 +37,7 @@ SchedulerConfig Config(SchedulingPolicy policy = SchedulingPolicy::kFcfs,
 // Two requests with 4-token prompts in a 4-block pool: after step k (k >= 1) each holds
 // ceil((4 + k) / 4) blocks, so at step 5 both need a third block and none is free.
 TEST(SchedulerPreemptionTest, SamePriorityPreemptsTheLatestArrivalByRecompute) {
-  FakeEngine e(Config(), 4, kBlock);
+  FakeEngine e(PreemptionConfig(), 4, kBlock);
   e.Submit(Spec(1, 4, 8, /*arrival=*/0));
   e.Submit(Spec(2, 4, 8, /*arrival=*/1, /*priority=*/0, /*deadline=*/2.0));
   for (int step = 0; step < 5; ++step) {
@@ -106,7 +106,7 @@ TEST(SchedulerPreemptionTest, SamePriorityPreemptsTheLatestArrivalByRecompute) {
 }
 
 TEST(SchedulerPreemptionTest, LowerPriorityIsPreemptedBeforeLaterArrival) {
-  FakeEngine e(Config(), 4, kBlock);
+  FakeEngine e(PreemptionConfig(), 4, kBlock);
   e.Submit(Spec(1, 4, 8, /*arrival=*/0, /*priority=*/1));
   e.Submit(Spec(2, 4, 8, /*arrival=*/1, /*priority=*/0));
   for (int step = 0; step < 5; ++step) {
@@ -129,7 +129,7 @@ TEST(SchedulerPreemptionTest, LowerPriorityIsPreemptedBeforeLaterArrival) {
 
 TEST(SchedulerPreemptionTest, VictimAmongSeveralIsTheLowestPriorityThenLatestArrival) {
   // Four 4-token prompts in a 6-block pool; all cross into their second block at step 1.
-  FakeEngine e(Config(), 6, kBlock);
+  FakeEngine e(PreemptionConfig(), 6, kBlock);
   e.Submit(Spec(1, 4, 3, 0.0, /*priority=*/0));
   e.Submit(Spec(2, 4, 3, 1.0, /*priority=*/2));
   e.Submit(Spec(3, 4, 3, 2.0, /*priority=*/2));
@@ -156,7 +156,7 @@ TEST(SchedulerPreemptionTest, VictimAmongSeveralIsTheLowestPriorityThenLatestArr
 // requests after it in running order, so here the urgent request 2 preempted itself while the
 // less urgent request 1, planned earlier in the same step, kept running.
 TEST(SchedulerPreemptionTest, VictimIsLowestPriorityEvenIfAlreadyScheduledThisStep) {
-  FakeEngine e(Config(SchedulingPolicy::kPriority), 2, kBlock);
+  FakeEngine e(PreemptionConfig(SchedulingPolicy::kPriority), 2, kBlock);
   e.Submit(Spec(1, 2, 10, /*arrival=*/0, /*priority=*/1));  // less urgent, admitted first
   e.RunStep();                                              // t=0: 1 holds one block
   e.Submit(Spec(2, 4, 10, /*arrival=*/0.5, /*priority=*/0));
@@ -185,7 +185,7 @@ TEST(SchedulerPreemptionTest, VictimIsLowestPriorityEvenIfAlreadyScheduledThisSt
 // planned first (a decode inside its block), then 2 (priority 0) needs a second block: 1 is
 // the victim and comes out of the plan, and its token of budget goes to 3's prefill chunk.
 TEST(SchedulerPreemptionTest, PlannedVictimIsRemovedFromThePlanAndItsBudgetReturned) {
-  FakeEngine e(Config(SchedulingPolicy::kPriority, 256, /*max_batched=*/4), 3, 8);
+  FakeEngine e(PreemptionConfig(SchedulingPolicy::kPriority, 256, /*max_batched=*/4), 3, 8);
   e.Submit(Spec(1, 1, 20, /*arrival=*/0, /*priority=*/1));
   e.RunStep();
   e.Submit(Spec(2, 7, 20, /*arrival=*/0.5, /*priority=*/0));
@@ -212,7 +212,7 @@ TEST(SchedulerPreemptionTest, PlannedVictimIsRemovedFromThePlanAndItsBudgetRetur
 }
 
 TEST(SchedulerPreemptionTest, NoWaitingRequestIsAdmittedInAStepThatPreempted) {
-  FakeEngine e(Config(SchedulingPolicy::kFcfs, /*max_num_seqs=*/2), 4, kBlock);
+  FakeEngine e(PreemptionConfig(SchedulingPolicy::kFcfs, /*max_num_seqs=*/2), 4, kBlock);
   e.Submit(Spec(1, 4, 8, 0));
   e.Submit(Spec(2, 4, 8, 1));
   e.Submit(Spec(3, 1, 1, 1.5));  // tiny: it would fit in the block left over at step 5
@@ -233,7 +233,7 @@ TEST(SchedulerPreemptionTest, SingleRunningRequestThatOutgrowsThePoolPreemptsIts
   // 2 blocks = 8 tokens; at step 5 the request needs a ninth token of KV: no other request can
   // give up a block, so it is its own victim and releases everything. Its recompute (9 tokens)
   // can never fit, so at the next Step it fails with kPreemptionLimit (scheduler.h, step 4).
-  FakeEngine e(Config(), 2, kBlock);
+  FakeEngine e(PreemptionConfig(), 2, kBlock);
   e.Submit(Spec(1, 4, 6));
   for (int step = 0; step < 5; ++step) {
     e.RunStep();
@@ -263,7 +263,7 @@ TEST(SchedulerPreemptionTest, SingleRunningRequestThatOutgrowsThePoolPreemptsIts
 // block: it is the only candidate, so it preempts itself a second time.
 struct CapScenario {
   explicit CapScenario(std::int32_t max_preemptions)
-      : e(Config(SchedulingPolicy::kFcfs, 256, 4, max_preemptions), 4, kBlock) {
+      : e(PreemptionConfig(SchedulingPolicy::kFcfs, 256, 4, max_preemptions), 4, kBlock) {
     e.Submit(Spec(1, 4, 9, /*arrival=*/0, /*priority=*/0));
     e.Submit(Spec(2, 6, 10, /*arrival=*/0.5, /*priority=*/1));
   }
@@ -331,7 +331,7 @@ TEST(SchedulerPreemptionTest, CapEqualToPreemptionCountIsNotExceeded) {
 }
 
 TEST(SchedulerPreemptionTest, AbortOfPreemptedRequestRemovesItFromTheWaitingQueue) {
-  FakeEngine e(Config(), 4, kBlock);
+  FakeEngine e(PreemptionConfig(), 4, kBlock);
   e.Submit(Spec(1, 4, 8, 0));
   e.Submit(Spec(2, 4, 8, 1));
   for (int step = 0; step < 6; ++step) {

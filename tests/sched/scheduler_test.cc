@@ -21,14 +21,7 @@ using testing_util::FindSeq;
 using testing_util::Ids;
 using testing_util::Spec;
 
-SchedulerConfig Config(std::int32_t max_num_seqs = 256, std::int32_t max_batched = 2048,
-                       bool chunked = true) {
-  SchedulerConfig c;
-  c.max_num_seqs = max_num_seqs;
-  c.max_num_batched_tokens = max_batched;
-  c.enable_chunked_prefill = chunked;
-  return c;
-}
+using testing_util::Config;
 
 TEST(SchedulerLifecycleTest, RequestGoesWaitingRunningFinishedLengthWithStepTimestamps) {
   FakeEngine e(Config(), 100, 16, /*step_s=*/0.25);

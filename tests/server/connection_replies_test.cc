@@ -26,7 +26,7 @@ using server_test::RawConnection;
 using server_test::RawPost;
 using server_test::RawResponse;
 
-constexpr double kTimeoutS = 10;
+using server_test::kTimeoutS;
 
 class ConnectionRepliesTest : public server_test::ServerFixture {
  protected:

@@ -20,7 +20,7 @@ using server_test::RawConnection;
 using server_test::RawPost;
 using server_test::RawResponse;
 
-constexpr double kTimeoutS = 10;
+using server_test::kTimeoutS;
 const std::string kStreamBody = R"({"prompt":[1,2,3],"max_tokens":4,"stream":true})";
 const std::string kSmallBody = R"({"prompt":[1,2,3],"max_tokens":4})";
 

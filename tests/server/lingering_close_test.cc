@@ -30,7 +30,7 @@ using server_test::RawPost;
 using server_test::RawResponse;
 using Clock = std::chrono::steady_clock;
 
-constexpr double kTimeoutS = 10;
+using server_test::kTimeoutS;
 constexpr int kRepeats = 5;
 constexpr std::size_t kMaxBodyBytes = 1 << 20;  // the serve default, passed explicitly
 // The server's bounds (src/net/http_server.h: kLingerTotalMs, kLingerIdleMs); it discards at

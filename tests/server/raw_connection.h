@@ -13,6 +13,10 @@
 
 namespace spillway::server_test {
 
+/// How long the raw-socket tests wait for a reply or a close, seconds: a bound that only a hung
+/// server reaches (replies come within milliseconds, timeouts under test within 1 to 5 s).
+inline constexpr double kTimeoutS = 10;
+
 /// A response as read off the wire: the status line's version ("HTTP/1.1"), status, headers
 /// and the body exactly as sent (chunk framing, if any, left in).
 struct RawResponse {

@@ -1,4 +1,5 @@
 #include "workload/arrivals.h"
+#include "workload/workload_test_util.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,9 +18,8 @@ namespace {
 
 using testing_util::TempDir;
 
-const std::string kSourceDir = SPILLWAY_SOURCE_DIR;
-const std::string kAzureTrace =
-    std::string(SPILLWAY_SHARED_DIR) + "/traces/AzureLLMInferenceTrace_conv.csv";
+using workload_test::kAzureTrace;
+using workload_test::kSourceDir;
 
 TokenDist Fixed(std::int32_t value) {
   TokenDist d;

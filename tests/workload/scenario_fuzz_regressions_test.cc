@@ -9,19 +9,12 @@
 #include "config/config_error.h"
 #include "workload/arrivals.h"
 #include "workload/scenario.h"
+#include "workload/workload_test_util.h"
 
 namespace spillway {
 namespace {
 
-/// The message of the ConfigError thrown by loading `yaml` ("" when it loads).
-std::string LoadError(const std::string& yaml) {
-  try {
-    LoadScenarioFromString(yaml, "s.yaml");
-  } catch (const config::ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using workload_test::LoadError;
 
 // The "too many arrivals" message converted rate x duration (4.4e19) to int64: undefined
 // behaviour (UBSan: "outside the range of representable values of type 'long'").
@@ -29,10 +22,10 @@ TEST(ScenarioFuzzRegressionsTest, HugeArrivalCountIsReportedWithoutOverflow) {
   EXPECT_EQ(
       LoadError("name: d\narrival: {process: poisson, rate: 22222222222222222221, duration_s: 2}\n"
                 "classes"),
-      "s.yaml:2: arrival.rate: asks for about 4.44e+19 arrivals (rate x duration), more than "
+      "test.yaml:2: arrival.rate: asks for about 4.44e+19 arrivals (rate x duration), more than "
       "the limit of 10000000, got '22222222222222222221'");
   EXPECT_EQ(LoadError("name: d\narrival: {process: poisson, rate: 6000, duration_s: 2000}\n"),
-            "s.yaml:2: arrival.rate: asks for about 12000000 arrivals (rate x duration), more "
+            "test.yaml:2: arrival.rate: asks for about 12000000 arrivals (rate x duration), more "
             "than the limit of 10000000, got '6000'");
 }
 
@@ -45,7 +38,7 @@ TEST(ScenarioFuzzRegressionsTest, StepTooFastForItsClockIsRefusedNotEndless) {
                       "    - {rate: 0.000001, duration_s: 1000000}\n"
                       "    - {rate: 10000000000000, duration_s: 0.0000000005}\n"
                       "classes:\n  - {name: a, prompt_tokens: 1, output_tokens: 1}\n"),
-            "s.yaml:6: arrival.steps[1].rate: is too fast to time 1000000 s into the schedule: "
+            "test.yaml:6: arrival.steps[1].rate: is too fast to time 1000000 s into the schedule: "
             "at most 1e+06 req/s there, got '10000000000000'");
 }
 
@@ -55,7 +48,7 @@ TEST(ScenarioFuzzRegressionsTest, FastStepLateInTheScheduleStillLoads) {
       "    - {rate: 0.000001, duration_s: 1000000}\n"
       "    - {rate: 1000, duration_s: 1}\n"
       "classes:\n  - {name: a, prompt_tokens: 1, output_tokens: 1}\n",
-      "s.yaml");
+      "test.yaml");
   const std::vector<Arrival> arrivals = GenerateArrivals(s, 1);
   std::size_t in_burst = 0;
   for (const Arrival& a : arrivals) {
@@ -77,7 +70,7 @@ TEST(ScenarioFuzzRegressionsTest, HugeCvStillDrawsWithinMinAndMax) {
       "  - {name: b, prompt_tokens: {dist: lognormal, mean: 50, cv: 1.51e308, min: 2, max: "
       "400}, output_tokens: 7}\n"
       "client:\n",
-      "s.yaml");
+      "test.yaml");
   for (const Arrival& a : GenerateArrivals(s, 1)) {
     EXPECT_EQ(a.class_index, 1);
     EXPECT_GE(a.prompt_tokens, 2);

@@ -10,6 +10,7 @@
 #include "common/temp_dir.h"
 #include "config/yaml_reader.h"
 #include "workload/scenario.h"
+#include "workload/workload_test_util.h"
 
 namespace spillway {
 namespace {
@@ -17,19 +18,11 @@ namespace {
 using config::ConfigError;
 using testing_util::TempDir;
 
-const std::string kSourceDir = SPILLWAY_SOURCE_DIR;
-const std::string kAzureTrace =
-    std::string(SPILLWAY_SHARED_DIR) + "/traces/AzureLLMInferenceTrace_conv.csv";
+using workload_test::kAzureTrace;
+using workload_test::kSourceDir;
 
 /// The message of the ConfigError thrown by loading `yaml` ("" when it loads).
-std::string LoadError(const std::string& yaml, const std::string& base_dir = ".") {
-  try {
-    LoadScenarioFromString(yaml, "test.yaml", base_dir);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using workload_test::LoadError;
 
 constexpr char kMinimal[] = R"(name: minimal
 arrival: {process: poisson, rate: 10, duration_s: 5}

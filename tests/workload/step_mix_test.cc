@@ -10,6 +10,7 @@
 #include "config/config_error.h"
 #include "workload/arrivals.h"
 #include "workload/scenario.h"
+#include "workload/workload_test_util.h"
 
 namespace spillway {
 namespace {
@@ -26,14 +27,7 @@ classes:
   - {name: long, share: 1, prompt_tokens: 1000, output_tokens: 10}
 )";
 
-std::string LoadError(const std::string& yaml) {
-  try {
-    LoadScenarioFromString(yaml, "test.yaml", ".");
-  } catch (const config::ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using workload_test::LoadError;
 
 TEST(StepMixTest, EachStepDrawsClassesFromItsOwnMix) {
   const Scenario s = LoadScenarioFromString(kMixed, "test.yaml", ".");

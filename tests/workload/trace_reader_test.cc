@@ -10,6 +10,7 @@
 #include "common/temp_dir.h"
 #include "config/yaml_reader.h"
 #include "workload/arrivals.h"
+#include "workload/workload_test_util.h"
 
 namespace spillway {
 namespace {
@@ -17,8 +18,7 @@ namespace {
 using config::ConfigError;
 using testing_util::TempDir;
 
-const std::string kAzureTrace =
-    std::string(SPILLWAY_SHARED_DIR) + "/traces/AzureLLMInferenceTrace_conv.csv";
+using workload_test::kAzureTrace;
 const std::string kHeader = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
 
 /// The message of the ConfigError ReadTrace throws ("" when it reads).
