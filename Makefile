@@ -27,7 +27,7 @@ test-asan:
 	$(DEPS) test
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS)
-	ctest --preset asan -j $(JOBS) -LE slow
+	ctest --preset asan -j $(JOBS)
 
 # ThreadSanitizer over the suites with threads (server, loadgen; build-tsan/). Every process
 # (test binaries and the servers they start) writes its reports under build-tsan/tsan-reports/;

@@ -217,7 +217,7 @@ Result<CompletionRequest, ApiError> Parse(std::string_view body, Endpoint endpoi
   request.endpoint = endpoint;
   for (const FieldParser parse_field : kFieldParsers) {
     if (Status status = parse_field(*object, limits, &request); !status) {
-      return std::move(status).error();
+      return status.error();
     }
   }
   return request;

@@ -8,11 +8,12 @@
 //   Result<Request, ApiError> Parse(...) { if (bad) return ApiError{...}; return request; }
 //   auto r = Parse(...); if (!r) return Reply(r.error()); Use(*r);
 //
-// Read the value with `*r` or `r->` after checking `r` (value() would throw, and the value
-// lane does not throw); r.error() returns a copy of the error. Configuration loaders are the other
-// lane: they throw ConfigError (config/config_error.h) with file, line and field, once, at load
-// time. Decisions that are not errors (admission's admit, degrade or refuse) are plain values with
-// a verdict.
+// Read the value with `*r` or `r->` after checking `r`; r.error() returns a copy of the error.
+// value() does not compile for our error types (Boost.System throws only for error codes and
+// exception pointers), which keeps this lane free of exceptions. Configuration loaders are the
+// other lane: they throw ConfigError (config/config_error.h) with file, line and field, once, at
+// load time. Decisions that are not errors (admission's admit, degrade or refuse) are plain values
+// with a verdict.
 
 #include <boost/system/result.hpp>
 

@@ -18,7 +18,7 @@ using admission_test::kTol;
 
 /// Predictive, TTFT SLO 1 s, prefill 2000 tokens/s and the given step time; mu_hat as given
 /// (0 = not yet measured).
-AdmissionConfig Config(double mu_rps, Seconds step_s = 0.02) {
+AdmissionConfig PriorConfig(double mu_rps, Seconds step_s = 0.02) {
   AdmissionConfig config;
   config.policy = AdmissionPolicy::kPredictive;
   config.ttft_slo_s = 1.0;
@@ -29,7 +29,7 @@ AdmissionConfig Config(double mu_rps, Seconds step_s = 0.02) {
 }
 
 /// An engine with a batch of 32 and `blocks` KV blocks of 16 tokens.
-EngineStats Stats(std::int32_t running, std::int32_t waiting, std::int32_t blocks = 100000) {
+EngineStats BatchStats(std::int32_t running, std::int32_t waiting, std::int32_t blocks = 100000) {
   EngineStats s;
   s.max_num_seqs = 32;
   s.num_running = running;
@@ -45,52 +45,52 @@ using admission_test::Request;
 // --- EffectiveSlots ---
 
 TEST(EffectiveSlotsTest, IsMaxNumSeqsBeforeAnyRequestWasAdmitted) {
-  const AdmissionController c(Config(10), 0);
-  EXPECT_EQ(c.EffectiveSlots(Stats(0, 0, /*blocks=*/10)), 32);
+  const AdmissionController c(PriorConfig(10), 0);
+  EXPECT_EQ(c.EffectiveSlots(BatchStats(0, 0, /*blocks=*/10)), 32);
 }
 
 TEST(EffectiveSlotsTest, IsLimitedByTheKvBlocksAMeanRequestHoldsAtItsEnd) {
-  AdmissionController c(Config(10), 0);
+  AdmissionController c(PriorConfig(10), 0);
   // 512 + 256 tokens = 48 blocks of 16: a pool of 200 blocks holds 4 such requests.
-  ASSERT_TRUE(c.Decide(Request(512, 256), Stats(0, 0, 200), 0).admitted());
-  EXPECT_EQ(c.EffectiveSlots(Stats(0, 0, 200)), 4);
+  ASSERT_TRUE(c.Decide(Request(512, 256), BatchStats(0, 0, 200), 0).admitted());
+  EXPECT_EQ(c.EffectiveSlots(BatchStats(0, 0, 200)), 4);
   // A large pool leaves max_num_seqs the limit.
-  EXPECT_EQ(c.EffectiveSlots(Stats(0, 0, 100000)), 32);
+  EXPECT_EQ(c.EffectiveSlots(BatchStats(0, 0, 100000)), 32);
 }
 
 TEST(EffectiveSlotsTest, AKvLimitedBatchHasNoFreeSlotsToHideAQueueIn) {
-  AdmissionController c(Config(/*mu=*/2), 0);
-  ASSERT_TRUE(c.Decide(Request(512, 256), Stats(0, 0, 200), 0).admitted());
+  AdmissionController c(PriorConfig(/*mu=*/2), 0);
+  ASSERT_TRUE(c.Decide(Request(512, 256), BatchStats(0, 0, 200), 0).admitted());
   // 4 running fill the 4 KV slots: all 6 waiting requests wait for completions at mu = 2/s.
-  EXPECT_NEAR(c.QueueDelayEstimate(Stats(4, 6, 200)), 6 / 2.0, kTol);
+  EXPECT_NEAR(c.QueueDelayEstimate(BatchStats(4, 6, 200)), 6 / 2.0, kTol);
 }
 
 // --- ServiceRateEstimate (cold start) ---
 
 TEST(ServiceRateEstimateTest, IsUnknownBeforeMeasurementsAndRequests) {
-  const AdmissionController c(Config(0), 0);
-  EXPECT_EQ(c.ServiceRateEstimate(Stats(0, 0)), 0);
+  const AdmissionController c(PriorConfig(0), 0);
+  EXPECT_EQ(c.ServiceRateEstimate(BatchStats(0, 0)), 0);
 }
 
 TEST(ServiceRateEstimateTest, ColdStartPriorTurnsTheBatchOverEveryMeanOutputSteps) {
-  AdmissionController c(Config(0, /*step_s=*/0.02), 0);
-  ASSERT_TRUE(c.Decide(Request(100, 50), Stats(0, 0), 0).admitted());
+  AdmissionController c(PriorConfig(0, /*step_s=*/0.02), 0);
+  ASSERT_TRUE(c.Decide(Request(100, 50), BatchStats(0, 0), 0).admitted());
   // 32 slots / (50 tokens x 0.02 s) = 32 requests/s.
-  EXPECT_NEAR(c.ServiceRateEstimate(Stats(0, 0)), 32.0, kTol);
+  EXPECT_NEAR(c.ServiceRateEstimate(BatchStats(0, 0)), 32.0, kTol);
   // ... so 64 requests queued behind a full batch wait 2 s, not 0.
-  EXPECT_NEAR(c.QueueDelayEstimate(Stats(32, 64)), 2.0, 1e-6);
+  EXPECT_NEAR(c.QueueDelayEstimate(BatchStats(32, 64)), 2.0, 1e-6);
 }
 
 TEST(ServiceRateEstimateTest, AMeasuredRateReplacesThePrior) {
-  AdmissionController c(Config(/*mu=*/5), 0);
-  ASSERT_TRUE(c.Decide(Request(100, 50), Stats(0, 0), 0).admitted());
-  EXPECT_EQ(c.ServiceRateEstimate(Stats(0, 0)), 5);
+  AdmissionController c(PriorConfig(/*mu=*/5), 0);
+  ASSERT_TRUE(c.Decide(Request(100, 50), BatchStats(0, 0), 0).admitted());
+  EXPECT_EQ(c.ServiceRateEstimate(BatchStats(0, 0)), 5);
 }
 
 TEST(ServiceRateEstimateTest, ColdStartBurstIsShedInsteadOfAdmittedWholesale) {
-  AdmissionController c(Config(0, /*step_s=*/0.02), 0);
+  AdmissionController c(PriorConfig(0, /*step_s=*/0.02), 0);
   int admitted = 0;
-  EngineStats s = Stats(0, 0);
+  EngineStats s = BatchStats(0, 0);
   for (int i = 0; i < 400; ++i) {
     const AdmissionDecision d = c.Decide(Request(64, 64), s, 0);
     if (d.admitted()) {
@@ -106,11 +106,11 @@ TEST(ServiceRateEstimateTest, ColdStartBurstIsShedInsteadOfAdmittedWholesale) {
 // --- The request deadline ---
 
 TEST(RequestDeadlineTest, RefusesARequestThatCannotFinishBeforeTheDeadline) {
-  AdmissionConfig config = Config(10, /*step_s=*/0.02);
+  AdmissionConfig config = PriorConfig(10, /*step_s=*/0.02);
   config.request_deadline_s = 4.5;
   AdmissionController c(config, 0);
   // 256 tokens x 0.02 s = 5.12 s of decoding alone: more than an idle engine can do, 400.
-  const AdmissionDecision d = c.Decide(Request(32, 256), Stats(0, 0), 0);
+  const AdmissionDecision d = c.Decide(Request(32, 256), BatchStats(0, 0), 0);
   EXPECT_FALSE(d.admitted());
   EXPECT_EQ(d.verdict, Verdict::kNeverFits);
   EXPECT_EQ(d.max_output_tokens, 201);  // floor((0.9 x 4.5 - 0.02) / 0.02)
@@ -118,37 +118,37 @@ TEST(RequestDeadlineTest, RefusesARequestThatCannotFinishBeforeTheDeadline) {
   EXPECT_NEAR(d.decode_est_s, 5.12, 1e-9);
   EXPECT_GE(d.retry_after_s, 1);
   // 128 tokens (2.56 s) fit.
-  EXPECT_TRUE(c.Decide(Request(32, 128), Stats(0, 0), 0).admitted());
+  EXPECT_TRUE(c.Decide(Request(32, 128), BatchStats(0, 0), 0).admitted());
 }
 
 TEST(RequestDeadlineTest, ALoadDependentMissIsA429) {
-  AdmissionConfig config = Config(/*mu=*/40, /*step_s=*/0.02);
+  AdmissionConfig config = PriorConfig(/*mu=*/40, /*step_s=*/0.02);
   config.request_deadline_s = 4.5;
   AdmissionController c(config, 0);
   // 150 tokens fit an idle engine (3 s) but not behind 0.9 s of queue plus a full batch.
-  const AdmissionDecision d = c.Decide(Request(32, 190), Stats(32, 36), 0);
+  const AdmissionDecision d = c.Decide(Request(32, 190), BatchStats(32, 36), 0);
   EXPECT_EQ(d.verdict, Verdict::kShed);
   EXPECT_EQ(d.reason, OverloadReason::kDeadlineUnreachable);
 }
 
 TEST(RequestDeadlineTest, CountsTheQueueDelayAgainstTheDeadline) {
-  AdmissionConfig config = Config(/*mu=*/40, /*step_s=*/0.02);
+  AdmissionConfig config = PriorConfig(/*mu=*/40, /*step_s=*/0.02);
   config.request_deadline_s = 4.5;
   AdmissionController c(config, 0);
   // 36 queued beyond a full batch at 40/s: W_est 0.9 s; 0.9 + 0.02 + 190 x 0.02 > 0.9 x 4.5.
-  EXPECT_TRUE(c.Decide(Request(32, 150), Stats(32, 36), 0).admitted());
-  EXPECT_EQ(c.Decide(Request(32, 190), Stats(32, 36), 0).reason,
+  EXPECT_TRUE(c.Decide(Request(32, 150), BatchStats(32, 36), 0).admitted());
+  EXPECT_EQ(c.Decide(Request(32, 190), BatchStats(32, 36), 0).reason,
             OverloadReason::kDeadlineUnreachable);
 }
 
 TEST(RequestDeadlineTest, WithDegradationOnClampsMaxTokensToWhatFitsAtAFullBatch) {
-  AdmissionConfig config = Config(10, /*step_s=*/0.02);
+  AdmissionConfig config = PriorConfig(10, /*step_s=*/0.02);
   config.request_deadline_s = 4.5;
   config.degrade_max_tokens = 1000;
   config.decode_step_s_by_batch.assign(32, 0.03);  // a full batch's step: 30 ms
   config.decode_step_s_by_batch[0] = 0.02;
   AdmissionController c(config, 0);
-  const AdmissionDecision d = c.Decide(Request(32, 1000), Stats(0, 0), 0);
+  const AdmissionDecision d = c.Decide(Request(32, 1000), BatchStats(0, 0), 0);
   ASSERT_TRUE(d.admitted());
   EXPECT_EQ(d.verdict, Verdict::kDegrade);
   // floor((0.9 x 4.5 - W_est 0 - prefill 0.02) / 0.03): about 134 tokens fit at a full batch
@@ -159,39 +159,39 @@ TEST(RequestDeadlineTest, WithDegradationOnClampsMaxTokensToWhatFitsAtAFullBatch
 }
 
 TEST(RequestDeadlineTest, TheClampNeverExceedsDegradeMaxTokens) {
-  AdmissionConfig config = Config(10, /*step_s=*/0.02);
+  AdmissionConfig config = PriorConfig(10, /*step_s=*/0.02);
   config.request_deadline_s = 4.5;
   config.degrade_max_tokens = 64;
   AdmissionController c(config, 0);
-  const AdmissionDecision d = c.Decide(Request(32, 1000), Stats(0, 0), 0);
+  const AdmissionDecision d = c.Decide(Request(32, 1000), BatchStats(0, 0), 0);
   ASSERT_TRUE(d.admitted());
   EXPECT_EQ(d.max_output_tokens, 64);
 }
 
 TEST(RequestDeadlineTest, UsesTheModelledStepOfTheBatchTheRequestJoins) {
-  AdmissionConfig config = Config(100, /*step_s=*/0.05);  // a pessimistic full-step prior
+  AdmissionConfig config = PriorConfig(100, /*step_s=*/0.05);  // a pessimistic full-step prior
   config.request_deadline_s = 4.5;
   config.decode_step_s_by_batch.assign(32, 0.03);
   config.decode_step_s_by_batch[0] = 0.015;  // one decode alone
   AdmissionController c(config, 0);
   // Idle: 200 tokens x 15 ms = 3 s fits, though 200 x the 50 ms prior would not.
-  const AdmissionDecision idle = c.Decide(Request(32, 200), Stats(0, 0), 0);
+  const AdmissionDecision idle = c.Decide(Request(32, 200), BatchStats(0, 0), 0);
   EXPECT_TRUE(idle.admitted());
   EXPECT_NEAR(idle.decode_est_s, 3.0, 1e-9);
   // Beside a full batch: 200 x 30 ms = 6 s does not.
-  const AdmissionDecision busy = c.Decide(Request(32, 200), Stats(31, 0), 0);
+  const AdmissionDecision busy = c.Decide(Request(32, 200), BatchStats(31, 0), 0);
   EXPECT_EQ(busy.reason, OverloadReason::kDeadlineUnreachable);
   EXPECT_NEAR(busy.decode_est_s, 6.0, 1e-9);
 }
 
 TEST(RequestDeadlineTest, IsNotCheckedWithoutADeadlineOrOutsidePredictive) {
-  AdmissionController none(Config(10, 0.02), 0);
-  EXPECT_TRUE(none.Decide(Request(32, 100000), Stats(0, 0), 0).admitted());
-  AdmissionConfig tail = Config(10, 0.02);
+  AdmissionController none(PriorConfig(10, 0.02), 0);
+  EXPECT_TRUE(none.Decide(Request(32, 100000), BatchStats(0, 0), 0).admitted());
+  AdmissionConfig tail = PriorConfig(10, 0.02);
   tail.policy = AdmissionPolicy::kTailDrop;
   tail.request_deadline_s = 1;
   AdmissionController tail_drop(tail, 0);
-  EXPECT_TRUE(tail_drop.Decide(Request(32, 100000), Stats(0, 0), 0).admitted());
+  EXPECT_TRUE(tail_drop.Decide(Request(32, 100000), BatchStats(0, 0), 0).admitted());
 }
 
 // --- Defaults ---

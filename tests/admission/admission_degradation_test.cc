@@ -46,7 +46,6 @@ TEST(AdmissionDegradationTest, ClampsMaxTokensWhenQueueDelayExceedsTheFractionOf
   const AdmissionDecision d = c.Decide(kRequest, Load(8, 0.5), 2.0);  // W_est 0.8 s > 0.5 s
   EXPECT_EQ(d.verdict, Verdict::kDegrade);
   EXPECT_TRUE(d.admitted());
-  EXPECT_TRUE(d.admitted());
   EXPECT_EQ(d.reason, OverloadReason::kNone);
   EXPECT_EQ(d.max_output_tokens, 64);
   EXPECT_NEAR(d.deadline_s, 2.0 + 1.0 - 0.016, kTol);  // still gets its queue deadline

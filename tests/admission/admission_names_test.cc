@@ -51,6 +51,15 @@ TEST(AdmissionNamesTest, OverloadReasonTokensAreExact) {
   EXPECT_EQ(ToString(OverloadReason::kQueueDeadlineExceeded), "queue_deadline_exceeded");
 }
 
+// "admit" and "degrade" are values of the decision label of spillway_admission_decisions_total.
+TEST(AdmissionNamesTest, VerdictNamesAreExact) {
+  EXPECT_EQ(ToString(Verdict::kAdmit), "admit");
+  EXPECT_EQ(ToString(Verdict::kDegrade), "degrade");
+  EXPECT_EQ(ToString(Verdict::kShed), "shed");
+  EXPECT_EQ(ToString(Verdict::kHardLimit), "hard_limit");
+  EXPECT_EQ(ToString(Verdict::kNeverFits), "never_fits");
+}
+
 }  // namespace
 }  // namespace spillway
 

@@ -95,7 +95,7 @@ double P95(std::vector<double> v) {
   return v[std::max<std::size_t>(rank, 1) - 1];
 }
 
-class SimLiveAgreementTest : public server_test::ServerFixture {
+class LiveAgreementTest : public server_test::ServerFixture {
  protected:
   std::vector<std::string> ServerArgs() override {
     // The engine the scenario describes, as the simulator runs it; only the listener and the
@@ -194,7 +194,7 @@ class SimLiveAgreementTest : public server_test::ServerFixture {
   testing_util::TempDir dir_;
 };
 
-TEST_F(SimLiveAgreementTest, BurstAdmittedCountsAndP95TtftAgreeWithin15Percent) {
+TEST_F(LiveAgreementTest, BurstAdmittedCountsAndP95TtftAgreeWithin15Percent) {
   if (kSanitized) {
     GTEST_SKIP() << "timing agreement is measured in the release build";
   }

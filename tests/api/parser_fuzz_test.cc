@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <random>
 #include <string>
 
@@ -91,13 +90,12 @@ std::string Mutate(std::string body, std::mt19937& rng) {
 
 /// Empty when the outcome of parsing `body` is acceptable, else a description of the problem.
 std::string CheckOutcome(const std::string& body, Endpoint endpoint) {
-  std::optional<Result<CompletionRequest, ApiError>> parsed;
+  Result<CompletionRequest, ApiError> result;
   try {
-    parsed.emplace(ParseCompletionRequest(body, endpoint));
+    result = ParseCompletionRequest(body, endpoint);
   } catch (...) {
     return "threw";
   }
-  const Result<CompletionRequest, ApiError>& result = *parsed;
   if (!result) {
     const ApiError error = result.error();
     if (error.http_status != 400 || error.message.empty()) {

@@ -78,7 +78,7 @@ class BenchLiveTest : public server_test::ServerFixture {
 
 // --- The scenario clock -----------------------------------------------------------------------
 
-class ScheduleUnderLoadTest : public BenchLiveTest {
+class LiveScheduleUnderLoadTest : public BenchLiveTest {
  protected:
   // Two running sequences at a time: the server falls far behind 40 req/s.
   std::vector<std::string> ServerArgs() override {
@@ -86,7 +86,7 @@ class ScheduleUnderLoadTest : public BenchLiveTest {
   }
 };
 
-TEST_F(ScheduleUnderLoadTest, ArrivalsLeaveOnTheScenarioClockWhateverTheServerDoes) {
+TEST_F(LiveScheduleUnderLoadTest, ArrivalsLeaveOnTheScenarioClockWhateverTheServerDoes) {
   const Scenario sc = Load(R"(name: clock
 seed: 5
 arrival: {process: steps, steps: [{rate: 40, duration_s: 2}, {rate: 5, duration_s: 1}]}

@@ -197,7 +197,6 @@ class FakeEngine {
   std::vector<TokenEvent> last_done_tokens_;
 };
 
-/// Finds `id` in `plan`, or nullptr.
 /// A scheduler configuration with the given batch limits (vLLM's defaults otherwise).
 inline SchedulerConfig Config(std::int32_t max_num_seqs = 256, std::int32_t max_batched = 2048,
                               bool chunked = true) {
@@ -208,6 +207,7 @@ inline SchedulerConfig Config(std::int32_t max_num_seqs = 256, std::int32_t max_
   return c;
 }
 
+/// Finds `id` in `plan`, or nullptr.
 inline const ScheduledSeq* FindSeq(const StepPlan& plan, RequestId id) {
   for (const ScheduledSeq& s : plan.seqs) {
     if (s.id == id) {

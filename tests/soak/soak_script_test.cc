@@ -30,7 +30,7 @@ using testing_util::TempDir;
 using testing_util::NonEmptyLines;
 using testing_util::ReadTextFile;
 
-TEST(SoakScriptTest, TwentySecondsPassAndWriteEveryOutput) {
+TEST(LiveSoakScriptTest, TwentySecondsPassAndWriteEveryOutput) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "the soak's load and timing are checked in the release build";
 #endif

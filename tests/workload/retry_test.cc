@@ -9,7 +9,7 @@
 namespace spillway {
 namespace {
 
-ClientBehaviour Fixed(std::int32_t max_attempts, Seconds interval_s) {
+ClientBehaviour FixedRetries(std::int32_t max_attempts, Seconds interval_s) {
   ClientBehaviour c;
   c.retry = RetryPolicy::kFixed;
   c.max_attempts = max_attempts;
@@ -36,7 +36,7 @@ TEST(RetryPlannerTest, NoneNeverRetries) {
 }
 
 TEST(RetryPlannerTest, FixedSleepsTheIntervalUntilMaxAttempts) {
-  const ClientBehaviour c = Fixed(3, 0.1);
+  const ClientBehaviour c = FixedRetries(3, 0.1);
   RetryPlanner p(c);
   Rng rng(1);
   EXPECT_EQ(p.Next(1, 5.0, rng), 0.1);  // Retry-After is ignored
@@ -45,7 +45,7 @@ TEST(RetryPlannerTest, FixedSleepsTheIntervalUntilMaxAttempts) {
 }
 
 TEST(RetryPlannerTest, FixedDrawsNoRandomness) {
-  const ClientBehaviour c = Fixed(5, 0.2);
+  const ClientBehaviour c = FixedRetries(5, 0.2);
   RetryPlanner p(c);
   Rng used(7);
   Rng fresh(7);
@@ -77,7 +77,7 @@ TEST(RetryPlannerTest, BackoffIgnoresRetryAfterWhenAsked) {
 }
 
 TEST(RetryPlannerTest, BudgetAllowsOneRetryPerWholeToken) {
-  ClientBehaviour c = Fixed(10, 0.1);
+  ClientBehaviour c = FixedRetries(10, 0.1);
   c.retry_budget = 0.5;
   RetryPlanner p(c);
   Rng rng(1);
@@ -91,7 +91,7 @@ TEST(RetryPlannerTest, BudgetAllowsOneRetryPerWholeToken) {
 }
 
 TEST(RetryPlannerTest, BudgetTokensAreCapped) {
-  ClientBehaviour c = Fixed(10, 0.1);
+  ClientBehaviour c = FixedRetries(10, 0.1);
   c.retry_budget = 100;
   RetryPlanner p(c);
   for (int i = 0; i < 50; ++i) {
@@ -101,7 +101,7 @@ TEST(RetryPlannerTest, BudgetTokensAreCapped) {
 }
 
 TEST(RetryPlannerTest, MaxAttemptsIsCheckedBeforeTheBudgetIsSpent) {
-  ClientBehaviour c = Fixed(2, 0.1);
+  ClientBehaviour c = FixedRetries(2, 0.1);
   c.retry_budget = 1;
   RetryPlanner p(c);
   Rng rng(1);

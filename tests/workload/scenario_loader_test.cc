@@ -21,7 +21,6 @@ using testing_util::TempDir;
 using workload_test::kAzureTrace;
 using workload_test::kSourceDir;
 
-/// The message of the ConfigError thrown by loading `yaml` ("" when it loads).
 using workload_test::LoadError;
 
 constexpr char kMinimal[] = R"(name: minimal
