@@ -76,7 +76,9 @@ TEST_F(LivePrioritySkewTest, InteractiveMeetsItsSloBatchIsServedAndABatchRetryCa
                                   << " s, batch TTFT p95 " << batch.ttft_s.p95 << " s, max "
                                   << batch.ttft_s.max << " s");
 
-  // Live: 10% over the 1 s SLO for timer jitter and HTTP set-up on a loaded machine.
+  // Live: 10% over the 1 s SLO for timer jitter and HTTP set-up on a loaded machine. The bound
+  // is the SLO the test is about, not a measurement with a margin: measured 0.84 s, beside
+  // another live failure test (GTEST_TOTAL_SHARDS=2).
   EXPECT_LE(interactive.ttft_s.p95, 1.1 * kTtftSloS);
 
   // Batch is not starved: completions in both phases (the simulator asks for a third of the

@@ -25,7 +25,9 @@ TEST_F(LiveRampTest, GoodputHoldsTtftStaysNearTheSloAndSheddingRisesWithLoad) {
     if (p.offered_rate_rps > kCapacityRps) {
       EXPECT_GE(p.goodput_rps, 0.8 * kCapacityRps);
     }
-    // Live: 10% over the 1 s SLO for timer jitter and HTTP set-up on a loaded machine.
+    // Live: 10% over the 1 s SLO for timer jitter and HTTP set-up on a loaded machine. The
+    // bound is the SLO the test is about, not a measurement with a margin: measured 0.85 to
+    // 0.98 s in the overloaded steps, beside another live failure test (GTEST_TOTAL_SHARDS=2).
     EXPECT_LE(p.ttft_s.p95, 1.1);
     const double shed = static_cast<double>(p.rejected + p.dropped) / p.offered;
     EXPECT_GE(shed, last_shed - 0.05);
