@@ -64,6 +64,8 @@ std::string_view ToString(OverloadReason reason) {
       return "queue_deadline_exceeded";
     case OverloadReason::kDeadlineUnreachable:
       return "deadline_unreachable";
+    case OverloadReason::kNoEndpoint:
+      return "no_endpoint";
     case OverloadReason::kMaxTokensExceedsDeadline:
       return "max_tokens_exceeds_deadline";
     case OverloadReason::kContextLengthExceeded:
@@ -104,6 +106,7 @@ Verdict RefusalVerdict(OverloadReason reason) {
     case OverloadReason::kQueueFull:
     case OverloadReason::kQueuedTokensFull:
     case OverloadReason::kDraining:
+    case OverloadReason::kNoEndpoint:
       return Verdict::kHardLimit;
     case OverloadReason::kMaxTokensExceedsDeadline:
     case OverloadReason::kContextLengthExceeded:

@@ -65,6 +65,7 @@ enum class OverloadReason : std::uint8_t {
   kDraining,
   kQueueDeadlineExceeded,  ///< admitted, then dropped at the queue head (decided by the engine)
   kDeadlineUnreachable,    ///< predictive: cannot finish before the server's request deadline
+  kNoEndpoint,             ///< the gateway: no endpoint of the pool takes work (routing/router.h)
   /// Never servable as asked (400; no retry helps):
   kMaxTokensExceedsDeadline,  ///< not even an idle engine finishes max_tokens before the deadline
   kContextLengthExceeded,     ///< prompt + max_tokens > max_model_len

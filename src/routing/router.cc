@@ -1,0 +1,186 @@
+#include "routing/router.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace spillway::routing {
+
+bool ParseRouterPolicy(std::string_view name, RouterPolicy* out) {
+  if (name == "predictive") {
+    *out = RouterPolicy::kPredictive;
+  } else if (name == "round-robin") {
+    *out = RouterPolicy::kRoundRobin;
+  } else if (name == "least-requests") {
+    *out = RouterPolicy::kLeastRequests;
+  } else if (name == "llm-d") {
+    *out = RouterPolicy::kLlmd;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string_view ToString(RouterPolicy policy) {
+  switch (policy) {
+    case RouterPolicy::kPredictive:
+      return "predictive";
+    case RouterPolicy::kRoundRobin:
+      return "round-robin";
+    case RouterPolicy::kLeastRequests:
+      return "least-requests";
+    case RouterPolicy::kLlmd:
+      return "llm-d";
+  }
+  return "unknown";
+}
+
+bool ParseStaleness(std::string_view name, Staleness* out) {
+  if (name == "fail-close") {
+    *out = Staleness::kFailClose;
+  } else if (name == "fail-open") {
+    *out = Staleness::kFailOpen;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string_view ToString(Staleness staleness) {
+  return staleness == Staleness::kFailClose ? "fail-close" : "fail-open";
+}
+
+Router::Router(RouterConfig config) : config_(config), rng_(config.seed) {}
+
+bool Router::Fresh(const EndpointState& endpoint, Seconds now) const {
+  return endpoint.MetricsAge(now) <= config_.stale_after_s;
+}
+
+RouteDecision Router::Route(const RouteRequest& request, const std::vector<EndpointState>& pool,
+                            Seconds now) {
+  std::vector<std::int32_t> eligible;
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    if (pool[i].takes_work()) {
+      eligible.push_back(static_cast<std::int32_t>(i));
+    }
+  }
+  if (eligible.empty()) {
+    RouteDecision d;
+    d.verdict = Verdict::kHardLimit;
+    d.reason = OverloadReason::kNoEndpoint;
+    d.retry_after_s = 1;
+    return d;
+  }
+  RouteDecision d;
+  switch (config_.policy) {
+    case RouterPolicy::kPredictive:
+      return Predictive(request, pool, eligible, now);
+    case RouterPolicy::kRoundRobin:
+      d.endpoint = eligible[next_++ % eligible.size()];
+      return d;
+    case RouterPolicy::kLeastRequests:
+      d.endpoint = *std::min_element(eligible.begin(), eligible.end(), [&](auto a, auto b) {
+        return pool[a].in_flight() < pool[b].in_flight();
+      });
+      return d;
+    case RouterPolicy::kLlmd:
+      return Llmd(pool, eligible, now);
+  }
+  return d;
+}
+
+RouteDecision Router::Predictive(const RouteRequest& request,
+                                 const std::vector<EndpointState>& pool,
+                                 const std::vector<std::int32_t>& eligible, Seconds now) {
+  const Seconds slo = request.ttft_slo_s.value_or(config_.ttft_slo_s);
+  struct Candidate {
+    std::int32_t endpoint;
+    Seconds ttft_s;
+  };
+  std::vector<Candidate> meets;
+  for (const std::int32_t i : eligible) {
+    const bool fresh = Fresh(pool[i], now);
+    if (!fresh && pool[i].exports_metrics() && config_.staleness == Staleness::kFailClose) {
+      continue;  // stale, fail-close: counted saturated
+    }
+    const Seconds ttft = pool[i].PredictTtft(request.prompt_tokens, fresh);
+    if (ttft <= slo) {
+      meets.push_back({i, ttft});
+    }
+  }
+  if (meets.empty()) {
+    return Shed(pool, eligible, now);
+  }
+  // Power of two choices: two distinct candidates at random, the lower prediction wins.
+  const Candidate* best = &meets.front();
+  if (meets.size() > 1) {
+    const auto n = static_cast<std::int64_t>(meets.size());
+    const std::int64_t a = rng_.UniformInt(0, n - 1);
+    std::int64_t b = rng_.UniformInt(0, n - 2);
+    b += b >= a ? 1 : 0;
+    const Candidate& x = meets[static_cast<std::size_t>(a)];
+    const Candidate& y = meets[static_cast<std::size_t>(b)];
+    const bool x_wins = x.ttft_s < y.ttft_s || (x.ttft_s == y.ttft_s && x.endpoint < y.endpoint);
+    best = x_wins ? &x : &y;
+  }
+  RouteDecision d;
+  d.endpoint = best->endpoint;
+  d.predicted_ttft_s = best->ttft_s;
+  return d;
+}
+
+RouteDecision Router::Llmd(const std::vector<EndpointState>& pool,
+                           const std::vector<std::int32_t>& eligible, Seconds now) const {
+  std::vector<std::int32_t> open;
+  for (const std::int32_t i : eligible) {
+    const EndpointLoad& load = pool[i].load();
+    const bool saturated = pool[i].MetricsAge(now) > kLlmdMetricsStalenessS ||
+                           load.num_waiting >= kLlmdQueueDepthThreshold ||
+                           load.kv_usage >= kLlmdKvCacheThreshold;
+    if (!saturated) {
+      open.push_back(i);
+    }
+  }
+  if (open.empty()) {
+    return Shed(pool, eligible, now);
+  }
+  std::int32_t min_queue = std::numeric_limits<std::int32_t>::max();
+  std::int32_t max_queue = 0;
+  for (const std::int32_t i : open) {
+    min_queue = std::min(min_queue, pool[i].load().num_waiting);
+    max_queue = std::max(max_queue, pool[i].load().num_waiting);
+  }
+  RouteDecision d;
+  double best_score = -1;
+  for (const std::int32_t i : open) {
+    const EndpointLoad& load = pool[i].load();
+    const double queue_score =
+        max_queue == min_queue
+            ? 1.0
+            : 1.0 - static_cast<double>(load.num_waiting - min_queue) / (max_queue - min_queue);
+    const double score = queue_score + (1.0 - load.kv_usage);
+    if (score > best_score) {  // ties keep the lower index
+      best_score = score;
+      d.endpoint = i;
+    }
+  }
+  return d;
+}
+
+RouteDecision Router::Shed(const std::vector<EndpointState>& pool,
+                           const std::vector<std::int32_t>& eligible, Seconds now) const {
+  double ahead = 0;
+  double rate = 0;
+  for (const std::int32_t i : eligible) {
+    ahead += pool[i].QueueAhead(Fresh(pool[i], now));
+    rate += pool[i].ServiceRate();
+  }
+  RouteDecision d;
+  d.verdict = Verdict::kShed;
+  d.reason = OverloadReason::kQueueDelayExceeded;
+  const Seconds drain_s = rate > 0 ? ahead / rate : 1.0;
+  d.retry_after_s = std::clamp(std::ceil(drain_s), 1.0, 3600.0);
+  return d;
+}
+
+}  // namespace spillway::routing

@@ -1,0 +1,121 @@
+#pragma once
+// The gateway's first stage of two-stage admission (admission-control reference, "gateway and
+// model server: two-stage control"): from the whole pool's state, decide where to send a
+// request, or to drop it. The model server behind it makes the final admission from its own
+// queue and KV state; both speak the same overload contract (api/overload_contract.h).
+//
+//   Route(request, now) -> Forward(endpoint) | Shed 429 queue_delay_exceeded (Retry-After from
+//                          the pool's drain rate) | HardLimit 503 no_endpoint
+//
+// Pickers (RouterPolicy):
+//   predictive       Spillway's: each eligible endpoint's predicted TTFT for this request
+//                    (EndpointState::PredictTtft); among those that meet the TTFT SLO, power of
+//                    two choices (two drawn at random, the lower prediction wins; ties to the
+//                    lower index), so gateways do not herd onto one endpoint; 429 when none can.
+//   round-robin      the next eligible endpoint in turn (LiteLLM's simple shuffle, many L7 LBs).
+//   least-requests   the eligible endpoint with the fewest of the gateway's requests in flight
+//                    (vLLM production-stack's router, Envoy LEAST_REQUEST).
+//   llm-d            the Gateway API Inference Extension / llm-d endpoint picker's defaults: an
+//                    endpoint is saturated at queue depth >= 5, KV usage >= 0.8, or metrics older
+//                    than 200 ms; 429 when every eligible endpoint is saturated; else the best of
+//                    the queue and KV-usage scorers (each 0..1, equal weights).
+// Eligible: healthy (not draining, ejected or down). Metrics older than stale_after_s switch an
+// endpoint, per `staleness`, to fail-close (counted saturated: never picked) or fail-open (its
+// prediction from the gateway's own in-flight count and measured rates).
+//
+// Deterministic for a seed (the simulator replays it); no clock, no I/O. Not thread-safe.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "admission/admission.h"
+#include "core/rng.h"
+#include "routing/endpoint_state.h"
+
+namespace spillway::routing {
+
+enum class RouterPolicy : std::uint8_t { kPredictive, kRoundRobin, kLeastRequests, kLlmd };
+/// Parses "predictive", "round-robin", "least-requests", "llm-d"; false for anything else.
+bool ParseRouterPolicy(std::string_view name, RouterPolicy* out);
+std::string_view ToString(RouterPolicy policy);
+
+enum class Staleness : std::uint8_t { kFailClose, kFailOpen };
+bool ParseStaleness(std::string_view name, Staleness* out);  ///< "fail-close", "fail-open"
+std::string_view ToString(Staleness staleness);
+
+struct RouterConfig {
+  RouterPolicy policy = RouterPolicy::kPredictive;
+  Seconds ttft_slo_s = 1.0;
+  /// Metrics older than this are stale: about four scrape intervals of 0.25 s (not the 200 ms
+  /// that halted llm-d-router's dispatch when a scrape ran late, llm-d-router#2408).
+  Seconds stale_after_s = 1.0;
+  Staleness staleness = Staleness::kFailOpen;
+  std::uint64_t seed = 1;  ///< power of two choices
+};
+
+/// The llm-d endpoint picker's saturation defaults (its utilization detector).
+inline constexpr std::int32_t kLlmdQueueDepthThreshold = 5;
+inline constexpr double kLlmdKvCacheThreshold = 0.8;
+inline constexpr Seconds kLlmdMetricsStalenessS = 0.2;
+
+struct RouteRequest {
+  std::int32_t prompt_tokens = 0;
+  /// The request's own TTFT SLO (x-llm-d-slo-ttft-ms), else the config's.
+  std::optional<Seconds> ttft_slo_s = std::nullopt;
+};
+
+struct RouteDecision {
+  Verdict verdict = Verdict::kAdmit;  ///< kAdmit (forward), kShed (429) or kHardLimit (503)
+  OverloadReason reason = OverloadReason::kNone;
+  std::int32_t endpoint = -1;         ///< index into the pool when forwarded
+  Seconds predicted_ttft_s = 0;       ///< at the chosen endpoint (predictive), else 0
+  Seconds retry_after_s = 0;          ///< whole seconds >= 1 on a refusal
+  bool forwarded() const { return verdict == Verdict::kAdmit; }
+};
+
+class Router {
+ public:
+  explicit Router(RouterConfig config);
+
+  /// Decides for `request` over `pool` at `now`. Does not record the forward: the driver calls
+  /// EndpointState::OnForward when it sends.
+  RouteDecision Route(const RouteRequest& request, const std::vector<EndpointState>& pool,
+                      Seconds now);
+
+  /// True when `endpoint`'s metrics are fresh enough to route on at `now`.
+  bool Fresh(const EndpointState& endpoint, Seconds now) const;
+
+  const RouterConfig& config() const { return config_; }
+
+ private:
+  RouteDecision Predictive(const RouteRequest& request, const std::vector<EndpointState>& pool,
+                           const std::vector<std::int32_t>& eligible, Seconds now);
+  RouteDecision Llmd(const std::vector<EndpointState>& pool,
+                     const std::vector<std::int32_t>& eligible, Seconds now) const;
+  /// 429 queue_delay_exceeded, Retry-After the pool's drain time: the requests ahead on the
+  /// eligible endpoints over their summed service rate.
+  RouteDecision Shed(const std::vector<EndpointState>& pool,
+                     const std::vector<std::int32_t>& eligible, Seconds now) const;
+
+  RouterConfig config_;
+  Rng rng_;
+  std::size_t next_ = 0;  // round-robin position
+};
+
+/// Every request the gateway received is in exactly one of these at every moment:
+/// received == shed + in_flight + completed + failed + cancelled.
+struct RouteLedger {
+  std::int64_t received = 0;
+  std::int64_t shed = 0;       ///< refused by the gateway (429, 503)
+  std::int64_t in_flight = 0;  ///< forwarded, not yet ended
+  std::int64_t completed = 0;
+  std::int64_t failed = 0;     ///< upstream error, refusal or deadline
+  std::int64_t cancelled = 0;  ///< the client left
+  bool Balanced() const {
+    return received == shed + in_flight + completed + failed + cancelled && in_flight >= 0;
+  }
+};
+
+}  // namespace spillway::routing
