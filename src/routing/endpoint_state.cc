@@ -26,7 +26,11 @@ void EndpointState::OnScrape(const EndpointLoad& load, Seconds now) {
   scraped_at_s_ = now;
   forwarded_since_scrape_ = 0;
   ended_since_scrape_ = 0;
-  max_running_seen_ = std::max(max_running_seen_, load.num_running);
+  // A queue means the batch was full: its running count is the engine's concurrency ceiling.
+  // A scrape without one only raises the ceiling (a lightly loaded engine runs few).
+  if (load.num_waiting > 0 || load.num_running > MaxRunning()) {
+    max_running_seen_ = std::max(max_running_seen_, load.num_running);
+  }
 }
 
 void EndpointState::AdvanceBusy(Seconds now) {

@@ -35,9 +35,9 @@ enum class EndpointHealth : std::uint8_t {
 
 /// Starting values used until the gateway has measured an endpoint.
 struct EndpointPriors {
-  double service_rate_rps = 10;      ///< completions per second of a saturated endpoint
+  double service_rate_rps = 10;  ///< completions per second of a saturated endpoint
   double prefill_tokens_per_s = 4000;
-  std::int32_t max_running = 16;     ///< the running batch a saturated endpoint holds
+  std::int32_t max_running = 16;  ///< the running batch a saturated endpoint holds
 };
 
 /// One endpoint's state. Not thread-safe.
@@ -79,8 +79,9 @@ class EndpointState {
   double ServiceRate() const;
   /// Prompt tokens per second of prefill: measured from requests sent alone, else the prior.
   double PrefillRate() const;
-  /// The running batch: the most requests seen running in a scrape (the concurrency ceiling
-  /// learned while metrics were fresh), else the prior.
+  /// The running batch: the most requests seen running in a scrape that also saw a queue (the
+  /// batch was full: the concurrency ceiling, learned while metrics were fresh) or that ran
+  /// more than the ceiling so far; else the prior.
   std::int32_t MaxRunning() const;
   /// Predicted TTFT, seconds, of a request of `prompt_tokens` sent now: QueueAhead / ServiceRate
   /// + prompt_tokens / PrefillRate.

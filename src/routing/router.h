@@ -69,9 +69,9 @@ struct RouteRequest {
 struct RouteDecision {
   Verdict verdict = Verdict::kAdmit;  ///< kAdmit (forward), kShed (429) or kHardLimit (503)
   OverloadReason reason = OverloadReason::kNone;
-  std::int32_t endpoint = -1;         ///< index into the pool when forwarded
-  Seconds predicted_ttft_s = 0;       ///< at the chosen endpoint (predictive), else 0
-  Seconds retry_after_s = 0;          ///< whole seconds >= 1 on a refusal
+  std::int32_t endpoint = -1;    ///< index into the pool when forwarded
+  Seconds predicted_ttft_s = 0;  ///< at the chosen endpoint (predictive), else 0
+  Seconds retry_after_s = 0;     ///< whole seconds >= 1 on a refusal
   bool forwarded() const { return verdict == Verdict::kAdmit; }
 };
 

@@ -32,6 +32,16 @@ TEST(EndpointStateTest, QueueAheadCountsTheScrapeAndTheSendsSinceBeyondTheBatch)
   EXPECT_EQ(e.MaxRunning(), 4) << "the most seen running is kept";
 }
 
+TEST(EndpointStateTest, OnlyAFullBatchTeachesTheCeilingALightLoadDoesNotLowerIt) {
+  EndpointState e("a", true, Priors());
+  e.OnScrape({.num_waiting = 0, .num_running = 1, .kv_usage = 0.1}, 0.0);
+  EXPECT_EQ(e.MaxRunning(), 4) << "one running and no queue says nothing of the ceiling";
+  e.OnScrape({.num_waiting = 0, .num_running = 6, .kv_usage = 0.3}, 1.0);
+  EXPECT_EQ(e.MaxRunning(), 6) << "six ran at once";
+  e.OnScrape({.num_waiting = 2, .num_running = 9, .kv_usage = 0.9}, 2.0);
+  EXPECT_EQ(e.MaxRunning(), 9) << "a queue behind nine: the batch is nine";
+}
+
 TEST(EndpointStateTest, MetricsAgeIsInfiniteBeforeTheFirstScrapeAndWithoutMetrics) {
   EndpointState scraped("a", true, Priors());
   EXPECT_EQ(scraped.MetricsAge(5.0), kNever);

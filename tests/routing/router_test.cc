@@ -190,8 +190,8 @@ TEST(RouterTest, LlmdSaturatesAtQueueFiveKvPointEightOrMetricsOlderThan200Ms) {
 
 TEST(RouterTest, LlmdScoresShortQueueAndFreeKv) {
   std::vector<EndpointState> pool;
-  for (const auto& [waiting, kv] : std::vector<std::pair<std::int32_t, double>>{
-           {4, 0.1}, {0, 0.7}, {2, 0.4}}) {
+  for (const auto& [waiting, kv] :
+       std::vector<std::pair<std::int32_t, double>>{{4, 0.1}, {0, 0.7}, {2, 0.4}}) {
     pool.emplace_back("e", true, Priors());
     pool.back().OnScrape({.num_waiting = waiting, .num_running = 4, .kv_usage = kv}, 0.0);
   }
