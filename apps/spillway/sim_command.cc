@@ -33,6 +33,10 @@ struct SimArgs {
   std::uint64_t seed = 1;
   CLI::Option* seed_option = nullptr;
   std::int32_t replicas = 1;
+  std::string router = "least-loaded";  // or a routing::RouterPolicy name: the gateway routes
+  double scrape_interval_s = 0.25;
+  std::string staleness = "fail-open";
+  double stale_after_s = 1.0;
   std::string json_out;
   bool measure_capacity = false;
   std::string check_invariants = "amortized";
@@ -141,6 +145,16 @@ int RunSim(const SimArgs& a) {
   opt.invariant_checks = a.check_invariants == "every" ? InvariantChecks::kEveryStep
                          : a.check_invariants == "off" ? InvariantChecks::kOff
                                                        : InvariantChecks::kAmortized;
+  if (a.router != "least-loaded") {
+    SimGateway gateway;
+    // Both names were checked by the options' validators.
+    routing::ParseRouterPolicy(a.router, &gateway.router.policy);
+    routing::ParseStaleness(a.staleness, &gateway.router.staleness);
+    gateway.router.stale_after_s = a.stale_after_s;
+    gateway.router.seed = seed;
+    gateway.scrape_interval_s = a.scrape_interval_s;
+    opt.gateway = gateway;
+  }
   std::vector<RunSummary> runs;
   for (const AdmissionPolicy policy : parsed) {
     const RunConfig rc = ResolveRunConfig(sc, policy, profile_dir, a.settings);
@@ -151,10 +165,13 @@ int RunSim(const SimArgs& a) {
       }
     }
     runs.push_back(Simulate(sc, rc, opt));
+    if (opt.gateway.has_value()) {
+      runs.back().policy += "@" + a.router;  // e.g. predictive@gateway: admission @ router
+    }
   }
   std::cout << fmt::format(
-      "scenario {} ({}), seed {}, {} replica(s), simulated in virtual time\n\n", sc.name, sc.file,
-      seed, a.replicas);
+      "scenario {} ({}), seed {}, {} replica(s) behind {} routing, simulated in virtual time\n\n",
+      sc.name, sc.file, seed, a.replicas, a.router);
   std::cout << CompareTable(runs);
   if (std::ofstream* out = json.stream()) {
     *out << (runs.size() == 1 ? SummaryToJson(runs.front()) : SummariesToJson(runs));
@@ -187,8 +204,28 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   args->seed_option =
       sim->add_option("--seed", args->seed, "Random seed (default: the scenario's seed)")
           ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62));
-  sim->add_option("--replicas", args->replicas, "Engine replicas behind least-loaded routing")
+  sim->add_option("--replicas", args->replicas, "Engine replicas behind the router")
       ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  sim->add_option("--router", args->router,
+                  "How requests reach the replicas: least-loaded (the fewest waiting + running "
+                  "now, an oracle), or a gateway that routes on scraped metrics: gateway "
+                  "(Spillway's predicted-TTFT admission and power of two choices), round-robin, "
+                  "least-requests, llm-d (its saturation detector and scorers)")
+      ->check(CLI::IsMember({"least-loaded", "gateway", "round-robin", "least-requests", "llm-d"}))
+      ->capture_default_str();
+  sim->add_option("--scrape-interval-s", args->scrape_interval_s,
+                  "The gateway scrapes each replica's metrics this often, seconds")
+      ->check(CLI::Range(0.01, 60.0))
+      ->capture_default_str();
+  sim->add_option("--staleness", args->staleness,
+                  "Metrics older than --stale-after-s: fail-open (route on the gateway's own "
+                  "counts) or fail-close (count the endpoint saturated)")
+      ->check(CLI::IsMember({"fail-open", "fail-close"}))
+      ->capture_default_str();
+  sim->add_option("--stale-after-s", args->stale_after_s,
+                  "Metrics older than this are stale, seconds")
+      ->check(CLI::Range(0.01, 3600.0))
       ->capture_default_str();
   sim->add_option("--json", args->json_out, "Write the run summary JSON here")
       ->check([](const std::string& s) {

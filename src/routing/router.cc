@@ -7,8 +7,8 @@
 namespace spillway::routing {
 
 bool ParseRouterPolicy(std::string_view name, RouterPolicy* out) {
-  if (name == "predictive") {
-    *out = RouterPolicy::kPredictive;
+  if (name == "gateway") {
+    *out = RouterPolicy::kGateway;
   } else if (name == "round-robin") {
     *out = RouterPolicy::kRoundRobin;
   } else if (name == "least-requests") {
@@ -23,8 +23,8 @@ bool ParseRouterPolicy(std::string_view name, RouterPolicy* out) {
 
 std::string_view ToString(RouterPolicy policy) {
   switch (policy) {
-    case RouterPolicy::kPredictive:
-      return "predictive";
+    case RouterPolicy::kGateway:
+      return "gateway";
     case RouterPolicy::kRoundRobin:
       return "round-robin";
     case RouterPolicy::kLeastRequests:
@@ -73,7 +73,7 @@ RouteDecision Router::Route(const RouteRequest& request, const std::vector<Endpo
   }
   RouteDecision d;
   switch (config_.policy) {
-    case RouterPolicy::kPredictive:
+    case RouterPolicy::kGateway:
       return Predictive(request, pool, eligible, now);
     case RouterPolicy::kRoundRobin:
       d.endpoint = eligible[next_++ % eligible.size()];

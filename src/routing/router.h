@@ -8,7 +8,7 @@
 //                          the pool's drain rate) | HardLimit 503 no_endpoint
 //
 // Pickers (RouterPolicy):
-//   predictive       Spillway's: each eligible endpoint's predicted TTFT for this request
+//   gateway          Spillway's: each eligible endpoint's predicted TTFT for this request
 //                    (EndpointState::PredictTtft); among those that meet the TTFT SLO, power of
 //                    two choices (two drawn at random, the lower prediction wins; ties to the
 //                    lower index), so gateways do not herd onto one endpoint; 429 when none can.
@@ -36,8 +36,8 @@
 
 namespace spillway::routing {
 
-enum class RouterPolicy : std::uint8_t { kPredictive, kRoundRobin, kLeastRequests, kLlmd };
-/// Parses "predictive", "round-robin", "least-requests", "llm-d"; false for anything else.
+enum class RouterPolicy : std::uint8_t { kGateway, kRoundRobin, kLeastRequests, kLlmd };
+/// Parses "gateway", "round-robin", "least-requests", "llm-d"; false for anything else.
 bool ParseRouterPolicy(std::string_view name, RouterPolicy* out);
 std::string_view ToString(RouterPolicy policy);
 
@@ -46,7 +46,7 @@ bool ParseStaleness(std::string_view name, Staleness* out);  ///< "fail-close", 
 std::string_view ToString(Staleness staleness);
 
 struct RouterConfig {
-  RouterPolicy policy = RouterPolicy::kPredictive;
+  RouterPolicy policy = RouterPolicy::kGateway;
   Seconds ttft_slo_s = 1.0;
   /// Metrics older than this are stale: about four scrape intervals of 0.25 s (not the 200 ms
   /// that halted llm-d-router's dispatch when a scrape ran late, llm-d-router#2408).
@@ -70,7 +70,7 @@ struct RouteDecision {
   Verdict verdict = Verdict::kAdmit;  ///< kAdmit (forward), kShed (429) or kHardLimit (503)
   OverloadReason reason = OverloadReason::kNone;
   std::int32_t endpoint = -1;    ///< index into the pool when forwarded
-  Seconds predicted_ttft_s = 0;  ///< at the chosen endpoint (predictive), else 0
+  Seconds predicted_ttft_s = 0;  ///< at the chosen endpoint (gateway), else 0
   Seconds retry_after_s = 0;     ///< whole seconds >= 1 on a refusal
   bool forwarded() const { return verdict == Verdict::kAdmit; }
 };

@@ -27,6 +27,7 @@ enum class EventType : std::uint8_t {
   kTotalTimeout,
   kRequestDeadline,
   kRetry,
+  kScrape,  // the gateway scrapes every replica's metrics
   kTick
 };
 
@@ -50,6 +51,7 @@ struct Attempt {
   Seconds engine_s = 0;  // this attempt's share of engine steps
   bool done = false;     // a terminal outcome was recorded
   bool completed = false;
+  bool alone = false;  // the gateway sent it with nothing predicted ahead (measures prefill)
 };
 
 struct Logical {
@@ -88,6 +90,11 @@ class Sim {
   void Tick(std::int64_t second);
   std::uint32_t PickReplica() const;
   void Check(const Engine& engine);
+  /// The gateway's view of how attempt `id` ended (no-op without a gateway).
+  void EndAtGateway(std::uint32_t id, Seconds now, bool completed, bool cancelled);
+  void Scrape(Seconds now);
+  /// Throws SimInvariantError when the gateway's ledger does not balance.
+  void CheckLedger() const;
 
   const Scenario& sc_;
   const RunConfig& rc_;
@@ -101,7 +108,11 @@ class Sim {
   RunRecorder recorder_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
   std::uint64_t next_seq_ = 0;
+  std::int32_t periodic_ = 0;  // ticks and scrapes in the heap: they never keep the run going
   RetryPlanner retry_;
+  std::optional<routing::Router> router_;     // with a gateway
+  std::vector<routing::EndpointState> pool_;  // the gateway's view of each replica
+  routing::RouteLedger ledger_;
   Seconds last_event_s_ = 0;
   std::int64_t checks_skipped_ = 0;
 };
@@ -126,6 +137,21 @@ Sim::Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt)
   per_replica.admission.tenants.clear();  // the door in front of the replicas keeps them
   for (std::int32_t i = 0; i < opt.replicas; ++i) {
     replicas_.push_back(std::make_unique<Engine>(per_replica, 0));
+  }
+  if (opt.gateway.has_value()) {
+    router_.emplace(opt.gateway->router);
+    // The gateway starts from the engine's own priors; it learns the rest from replies.
+    routing::EndpointPriors priors;
+    const ServiceEstimatorConfig& est = rc.admission.estimator;
+    priors.service_rate_rps =
+        est.service_rate_prior_rps > 0 ? est.service_rate_prior_rps : priors.service_rate_rps;
+    priors.prefill_tokens_per_s = est.prefill_tokens_per_s_prior > 0
+                                      ? est.prefill_tokens_per_s_prior
+                                      : priors.prefill_tokens_per_s;
+    priors.max_running = rc.scheduler.max_num_seqs;
+    for (std::int32_t i = 0; i < opt.replicas; ++i) {
+      pool_.emplace_back("replica-" + std::to_string(i), /*exports_metrics=*/true, priors);
+    }
   }
   if (arrivals_.empty()) {
     throw config::ConfigError(sc.file + ": arrival: the scenario produces no arrivals");
@@ -161,17 +187,41 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   }
   AdmissionDecision d =
       door_.DecideRateLimit(AdmissionRequest{a.tenant, a.prompt_tokens, a.output_tokens}, now);
-  const std::uint32_t r = PickReplica();
+  std::uint32_t r = 0;
+  bool alone = false;
+  if (router_.has_value() && d.admitted()) {
+    ++ledger_.received;
+    const routing::RouteDecision route =
+        router_->Route(routing::RouteRequest{a.prompt_tokens}, pool_, now);
+    if (!route.forwarded()) {
+      ++ledger_.shed;
+      OnRejected(logical, 0, now, ContractStatus(route.reason), ToString(route.reason),
+                 route.retry_after_s);
+      return;
+    }
+    r = static_cast<std::uint32_t>(route.endpoint);
+    alone = pool_[r].QueueAhead(router_->Fresh(pool_[r], now)) <= 0;
+    pool_[r].OnForward(now);
+    ++ledger_.in_flight;
+  } else {
+    r = PickReplica();
+  }
   Engine& engine = *replicas_[r];
   const auto id = static_cast<std::uint32_t>(attempts_.size());
   if (d.admitted()) {
     d = engine.Offer(id, request, now);
+    if (!d.admitted() && router_.has_value()) {  // the model server's refusal, relayed
+      pool_[r].OnFinish(now, false);
+      --ledger_.in_flight;
+      ++ledger_.failed;
+    }
   }
   if (!d.admitted()) {
     OnRejected(logical, r, now, HttpStatus(d), ToString(d.reason), d.retry_after_s);
     return;
   }
   attempts_.push_back(Attempt{logical, r, now});
+  attempts_.back().alone = alone;
   recorder_.OnAdmitted(now, now, d.verdict == Verdict::kDegrade, ClassName(a));
   recorder_.ObserveWaiting(engine.scheduler().num_waiting());
   if (sc_.client.ttft_timeout_s != kNever) {
@@ -232,6 +282,10 @@ void Sim::OnStepDone(std::uint32_t r, Seconds now) {
     }
     if (a.first_token_s == kNever) {
       a.first_token_s = now;
+      if (router_.has_value()) {
+        pool_[r].OnFirstToken(arrivals_[logical_[a.logical].arrival].prompt_tokens, now - a.sent_s,
+                              a.alone);
+      }
     } else {
       recorder_.OnInterTokenGap(now - a.last_token_s);
     }
@@ -260,6 +314,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
         if (!a.done) {
           a.done = true;
           a.completed = true;
+          EndAtGateway(req.spec.id, now, /*completed=*/true, /*cancelled=*/false);
           recorder_.OnRequestDone(
               {RequestOutcome::Kind::kCompleted, a.sent_s, a.first_token_s, now, a.tokens},
               ClassOf(a));
@@ -268,6 +323,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
       case FinishReason::kDeadline: {
         if (!a.done) {
           a.done = true;
+          EndAtGateway(req.spec.id, now, false, false);
           const Seconds retry_after_s = replicas_[r]->DropRetryAfter();
           recorder_.OnDroppedAtQueueHead(now, a.sent_s, ClassOf(a));
           recorder_.OnRetryAfter(now, 429, "queue_deadline_exceeded", retry_after_s,
@@ -280,6 +336,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
       case FinishReason::kRejected:
         if (!a.done) {
           a.done = true;
+          EndAtGateway(req.spec.id, now, false, false);
           recorder_.OnRequestDone(
               {RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens},
               ClassOf(a));
@@ -295,6 +352,7 @@ void Sim::Abandon(std::uint32_t id, Seconds now) {
   Attempt& a = attempts_[id];
   a.done = true;
   a.gone_s = now;
+  EndAtGateway(id, now, false, /*cancelled=*/true);
   recorder_.OnRequestDone(
       {RequestOutcome::Kind::kAbandoned, a.sent_s, a.first_token_s, now, a.tokens}, ClassOf(a));
   replicas_[a.replica]->ClientGone(id);
@@ -310,10 +368,38 @@ void Sim::TimeOut(std::uint32_t id, Seconds now) {
   Attempt& a = attempts_[id];
   a.done = true;
   a.gone_s = now;
+  EndAtGateway(id, now, false, false);
   recorder_.OnRequestDone({RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens},
                           ClassOf(a));
   replicas_[a.replica]->Abort(id);  // the server aborts on its deadline, propagation or not
   StartStep(a.replica, now);
+}
+
+void Sim::EndAtGateway(std::uint32_t id, Seconds now, bool completed, bool cancelled) {
+  if (!router_.has_value()) {
+    return;
+  }
+  pool_[attempts_[id].replica].OnFinish(now, completed);
+  --ledger_.in_flight;
+  ++(completed ? ledger_.completed : cancelled ? ledger_.cancelled : ledger_.failed);
+}
+
+void Sim::Scrape(Seconds now) {
+  for (std::size_t i = 0; i < replicas_.size(); ++i) {
+    const Engine& engine = *replicas_[i];
+    pool_[i].OnScrape({engine.scheduler().num_waiting(), engine.scheduler().num_running(),
+                       engine.blocks().usage()},
+                      now);
+  }
+}
+
+void Sim::CheckLedger() const {
+  if (!ledger_.Balanced()) {
+    throw SimInvariantError("gateway ledger does not balance (seed " + std::to_string(opt_.seed) +
+                            "): received " + std::to_string(ledger_.received) + ", shed " +
+                            std::to_string(ledger_.shed) + ", in flight " +
+                            std::to_string(ledger_.in_flight));
+  }
 }
 
 void Sim::Tick(std::int64_t second) {
@@ -356,7 +442,20 @@ void Sim::Check(const Engine& engine) {
 RunSummary Sim::Run() {
   std::size_t next_arrival = 0;
   Push(1.0, EventType::kTick, 0);
+  ++periodic_;
+  if (router_.has_value()) {
+    Scrape(0.0);
+    Push(opt_.gateway->scrape_interval_s, EventType::kScrape, 0);
+    ++periodic_;
+  }
+  // Work remains while arrivals are due or the heap holds more than the periodic events.
+  const auto work_remains = [&] {
+    return next_arrival < arrivals_.size() || heap_.size() > static_cast<std::size_t>(periodic_);
+  };
   while (next_arrival < arrivals_.size() || !heap_.empty()) {
+    if (router_.has_value()) {
+      CheckLedger();
+    }
     const bool take_arrival = next_arrival < arrivals_.size() &&
                               (heap_.empty() || arrivals_[next_arrival].time_s <= heap_.top().t);
     if (take_arrival) {
@@ -373,7 +472,10 @@ RunSummary Sim::Run() {
     if (e.type == EventType::kRequestDeadline && attempts_[e.target].done) {
       continue;  // answered in time: the deadline passes unnoticed
     }
-    if (e.type != EventType::kTick) {
+    const bool periodic = e.type == EventType::kTick || e.type == EventType::kScrape;
+    if (periodic) {
+      --periodic_;
+    } else {
       last_event_s_ = std::max(last_event_s_, e.t);  // the run ends with its last real event
     }
     switch (e.type) {
@@ -396,10 +498,18 @@ RunSummary Sim::Run() {
       case EventType::kRetry:
         SendAttempt(e.target, e.t);
         break;
+      case EventType::kScrape:
+        Scrape(e.t);
+        if (work_remains()) {
+          Push(e.t + opt_.gateway->scrape_interval_s, EventType::kScrape, 0);
+          ++periodic_;
+        }
+        break;
       case EventType::kTick:
         Tick(static_cast<std::int64_t>(e.t) - 1);
-        if (next_arrival < arrivals_.size() || !heap_.empty()) {
+        if (work_remains()) {
           Push(e.t + 1.0, EventType::kTick, 0);
+          ++periodic_;
         }
         break;
     }
@@ -422,6 +532,13 @@ RunSummary Sim::Run() {
                               ")");
     }
     not_completed_s += a.completed ? 0.0 : a.engine_s;
+  }
+  if (router_.has_value()) {
+    CheckLedger();
+    if (ledger_.in_flight != 0) {
+      throw SimInvariantError("the gateway still counts requests in flight at the end (seed " +
+                              std::to_string(opt_.seed) + ")");
+    }
   }
   recorder_.SetNotCompletedEngineTime(not_completed_s);
   recorder_.SetEngineTotals(preemptions, recomputed);

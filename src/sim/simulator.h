@@ -10,16 +10,21 @@
 // (timeouts.request_timeout_s, 4.5 s by default) fails a request still unanswered after it, as
 // the live server's 504 does, and aborts it. Rejected clients retry per the scenario's retry
 // policy. Deterministic: same scenario, policy and seed give the same
-// summary. The engine invariants are checked after steps (see InvariantChecks); a failure
-// throws SimInvariantError naming the seed. Requests longer than the engine's max_model_len
-// are refused at the door with 400 context_length_exceeded, as the server does. Throws
-// config::ConfigError when the scenario produces no arrivals.
+// summary. With a gateway (SimOptions::gateway), every attempt is first routed by the routing
+// core over scraped endpoint state, which sheds (429 queue_delay_exceeded, 503 no_endpoint)
+// before any replica sees it; the gateway's ledger (received == shed + in flight + completed +
+// failed + cancelled) is checked after every event. The engine invariants are checked after steps
+// (see InvariantChecks); a failure throws SimInvariantError naming the seed. Requests longer than
+// the engine's max_model_len are refused at the door with 400 context_length_exceeded, as the
+// server does. Throws config::ConfigError when the scenario produces no arrivals.
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "report/run_summary.h"
+#include "routing/router.h"
 #include "sim/run_config.h"
 #include "workload/scenario.h"
 
@@ -35,10 +40,21 @@ class SimInvariantError : public std::runtime_error {
 /// average; the CLI default), or never (benchmarks).
 enum class InvariantChecks : std::uint8_t { kEveryStep, kAmortized, kOff };
 
+/// The gateway in front of the replicas: the routing core (routing/router.h) the live gateway
+/// runs, fed by scrapes of each replica every scrape_interval_s (so its metrics arrive late, as
+/// they do live) and by the replies it relays.
+struct SimGateway {
+  routing::RouterConfig router;
+  Seconds scrape_interval_s = 0.25;
+};
+
 struct SimOptions {
   std::uint64_t seed = 1;
   std::int32_t replicas = 1;
   InvariantChecks invariant_checks = InvariantChecks::kEveryStep;
+  /// Unset: "least-loaded", the replica with the fewest waiting + running requests right now
+  /// (an oracle no live balancer has; the default). Set: the gateway routes.
+  std::optional<SimGateway> gateway;
 };
 
 /// Runs `scenario` under `config` and returns its summary (source "sim").

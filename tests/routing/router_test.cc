@@ -29,7 +29,7 @@ std::vector<EndpointState> Pool(const std::vector<std::int32_t>& waiting, Second
   return pool;
 }
 
-RouterConfig Config(RouterPolicy policy = RouterPolicy::kPredictive) {
+RouterConfig Config(RouterPolicy policy = RouterPolicy::kGateway) {
   RouterConfig c;
   c.policy = policy;
   c.ttft_slo_s = 1.0;
@@ -94,7 +94,7 @@ TEST(RouterTest, NoEndpointTakingWorkIs503NoEndpoint) {
   pool[0].set_health(EndpointHealth::kDown);
   pool[1].set_health(EndpointHealth::kDraining);
   pool[2].set_health(EndpointHealth::kEjected);
-  for (const RouterPolicy policy : {RouterPolicy::kPredictive, RouterPolicy::kRoundRobin,
+  for (const RouterPolicy policy : {RouterPolicy::kGateway, RouterPolicy::kRoundRobin,
                                     RouterPolicy::kLeastRequests, RouterPolicy::kLlmd}) {
     Router router(Config(policy));
     const RouteDecision d = router.Route({.prompt_tokens = 100}, pool, 0.1);
@@ -202,7 +202,7 @@ TEST(RouterTest, LlmdScoresShortQueueAndFreeKv) {
 }
 
 TEST(RouterTest, PolicyAndStalenessNamesRoundTrip) {
-  for (const RouterPolicy p : {RouterPolicy::kPredictive, RouterPolicy::kRoundRobin,
+  for (const RouterPolicy p : {RouterPolicy::kGateway, RouterPolicy::kRoundRobin,
                                RouterPolicy::kLeastRequests, RouterPolicy::kLlmd}) {
     RouterPolicy parsed = RouterPolicy::kRoundRobin;
     ASSERT_TRUE(ParseRouterPolicy(ToString(p), &parsed));
