@@ -207,32 +207,38 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_option("--replicas", args->replicas, "Engine replicas behind the router")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  sim->add_option("--router", args->router,
-                  "How requests reach the replicas: least-loaded (the fewest waiting + running "
-                  "now, an oracle), or a gateway that routes on scraped metrics: gateway "
-                  "(Spillway's predicted-TTFT admission and power of two choices), round-robin, "
-                  "least-requests, llm-d (its saturation detector and scorers)")
+  CLI::Option* router = sim->add_option(
+      "--router", args->router,
+      "How requests reach the replicas: least-loaded (the fewest waiting + running now, an "
+      "oracle, no gateway), or through a gateway: gateway (Spillway's: predicted TTFT from "
+      "scraped metrics and measured rates, power of two choices), round-robin, least-requests "
+      "(the gateway's own in-flight counts), llm-d (its saturation detector and scorers on "
+      "scraped metrics)");
+  router
       ->check(CLI::IsMember({"least-loaded", "gateway", "round-robin", "least-requests", "llm-d"}))
       ->capture_default_str();
   sim->add_option("--scrape-interval-s", args->scrape_interval_s,
-                  "The gateway scrapes each replica's metrics this often, seconds")
-      ->check(CLI::Range(0.01, 60.0))
+                  "The gateway scrapes each replica's metrics this often, seconds (gateway, "
+                  "llm-d)")
+      ->check(kFinitePositive & CLI::Range(0.01, 60.0))
       ->capture_default_str();
   sim->add_option("--staleness", args->staleness,
-                  "Metrics older than --stale-after-s: fail-open (route on the gateway's own "
-                  "counts) or fail-close (count the endpoint saturated)")
+                  "--router gateway, metrics older than --stale-after-s: fail-open (route on the "
+                  "gateway's own counts) or fail-close (count the endpoint saturated); llm-d "
+                  "keeps its own 200 ms rule")
       ->check(CLI::IsMember({"fail-open", "fail-close"}))
       ->capture_default_str();
   sim->add_option("--stale-after-s", args->stale_after_s,
-                  "Metrics older than this are stale, seconds")
-      ->check(CLI::Range(0.01, 3600.0))
+                  "--router gateway: metrics older than this are stale, seconds")
+      ->check(kFinitePositive & CLI::Range(0.01, 3600.0))
       ->capture_default_str();
   sim->add_option("--json", args->json_out, "Write the run summary JSON here")
       ->check([](const std::string& s) {
         return s.empty() ? std::string("needs a file name") : std::string();
       });
   sim->add_flag("--measure-capacity", args->measure_capacity,
-                "Find the sustainable rate mu (one replica) for the scenario's mix");
+                "Find the sustainable rate mu (one replica) for the scenario's mix")
+      ->excludes(router);
   sim->add_option("--profile-dir", args->profile_dir, "Directory of profile YAML files");
   // Every engine, admission and timeouts setting (the scenario's values are the defaults).
   AddSettingFlags(sim, &args->settings, {"policy"});

@@ -84,7 +84,7 @@ RouteDecision Router::Route(const RouteRequest& request, const std::vector<Endpo
       });
       return d;
     case RouterPolicy::kLlmd:
-      return Llmd(pool, eligible, now);
+      return Llmd(request, pool, eligible, now);
   }
   return d;
 }
@@ -129,7 +129,7 @@ RouteDecision Router::Predictive(const RouteRequest& request,
   return d;
 }
 
-RouteDecision Router::Llmd(const std::vector<EndpointState>& pool,
+RouteDecision Router::Llmd(const RouteRequest& request, const std::vector<EndpointState>& pool,
                            const std::vector<std::int32_t>& eligible, Seconds now) const {
   std::vector<std::int32_t> open;
   for (const std::int32_t i : eligible) {
@@ -142,7 +142,10 @@ RouteDecision Router::Llmd(const std::vector<EndpointState>& pool,
     }
   }
   if (open.empty()) {
-    return Shed(pool, eligible, now);
+    if (request.priority > 0) {  // sheddable
+      return Shed(pool, eligible, now);
+    }
+    open = eligible;  // saturated everywhere, but not sheddable: dispatched all the same
   }
   std::int32_t min_queue = std::numeric_limits<std::int32_t>::max();
   std::int32_t max_queue = 0;

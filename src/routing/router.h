@@ -17,8 +17,12 @@
 //                    (vLLM production-stack's router, Envoy LEAST_REQUEST).
 //   llm-d            the Gateway API Inference Extension / llm-d endpoint picker's defaults: an
 //                    endpoint is saturated at queue depth >= 5, KV usage >= 0.8, or metrics older
-//                    than 200 ms; 429 when every eligible endpoint is saturated; else the best of
-//                    the queue and KV-usage scorers (each 0..1, equal weights).
+//                    than 200 ms (its own threshold: stale_after_s and staleness do not apply);
+//                    when every eligible endpoint is saturated, a sheddable request (priority
+//                    > 0 here, a negative InferenceObjective priority there) gets 429 and any
+//                    other is still dispatched; the pick is the best of the queue and KV-usage
+//                    scorers (each 0..1, equal weights) among the unsaturated endpoints, or
+//                    among all when every one is saturated.
 // Eligible: healthy (not draining, ejected or down). Metrics older than stale_after_s switch an
 // endpoint, per `staleness`, to fail-close (counted saturated: never picked) or fail-open (its
 // prediction from the gateway's own in-flight count and measured rates).
@@ -62,6 +66,7 @@ inline constexpr Seconds kLlmdMetricsStalenessS = 0.2;
 
 struct RouteRequest {
   std::int32_t prompt_tokens = 0;
+  std::int32_t priority = 0;  ///< lower is more urgent (as the scheduler's); > 0 is sheddable
   /// The request's own TTFT SLO (x-llm-d-slo-ttft-ms), else the config's.
   std::optional<Seconds> ttft_slo_s = std::nullopt;
 };
@@ -92,7 +97,7 @@ class Router {
  private:
   RouteDecision Predictive(const RouteRequest& request, const std::vector<EndpointState>& pool,
                            const std::vector<std::int32_t>& eligible, Seconds now);
-  RouteDecision Llmd(const std::vector<EndpointState>& pool,
+  RouteDecision Llmd(const RouteRequest& request, const std::vector<EndpointState>& pool,
                      const std::vector<std::int32_t>& eligible, Seconds now) const;
   /// 429 queue_delay_exceeded, Retry-After the pool's drain time: the requests ahead on the
   /// eligible endpoints over their summed service rate.

@@ -192,7 +192,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   if (router_.has_value() && d.admitted()) {
     ++ledger_.received;
     const routing::RouteDecision route =
-        router_->Route(routing::RouteRequest{a.prompt_tokens}, pool_, now);
+        router_->Route(routing::RouteRequest{a.prompt_tokens, a.priority}, pool_, now);
     if (!route.forwarded()) {
       ++ledger_.shed;
       OnRejected(logical, 0, now, ContractStatus(route.reason), ToString(route.reason),

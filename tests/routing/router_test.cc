@@ -182,10 +182,14 @@ TEST(RouterTest, LlmdSaturatesAtQueueFiveKvPointEightOrMetricsOlderThan200Ms) {
   Router router(Config(RouterPolicy::kLlmd));
   // e0 (queue 5) and e1 (KV 0.8) saturated: e2.
   EXPECT_EQ(router.Route({.prompt_tokens = 100}, pool, 0.1).endpoint, 2);
-  // At 0.3 s every scrape is older than 200 ms: all saturated, 429.
-  const RouteDecision d = router.Route({.prompt_tokens = 100}, pool, 0.3);
+  // At 0.3 s every scrape is older than 200 ms: all saturated. A sheddable request (priority
+  // > 0) gets 429; a default one is dispatched all the same, to the best score.
+  const RouteDecision d = router.Route({.prompt_tokens = 100, .priority = 1}, pool, 0.3);
   EXPECT_EQ(d.verdict, Verdict::kShed);
   EXPECT_EQ(d.reason, OverloadReason::kQueueDelayExceeded);
+  const RouteDecision critical = router.Route({.prompt_tokens = 100}, pool, 0.3);
+  ASSERT_TRUE(critical.forwarded());
+  EXPECT_EQ(critical.endpoint, 2) << "scores: e0 0 + 0.5, e1 1 + 0.2, e2 0.8 + 0.5";
 }
 
 TEST(RouterTest, LlmdScoresShortQueueAndFreeKv) {
