@@ -15,6 +15,8 @@
 #include "report/objectives.h"
 #include "report/run_recorder.h"
 #include "report/scenario_recording.h"
+#include "sim/gateway_front.h"
+#include "sim/invariant_checker.h"
 #include "workload/arrivals.h"
 #include "workload/retry.h"
 
@@ -91,10 +93,13 @@ class Sim {
   std::uint32_t PickReplica() const;
   void Check(const Engine& engine);
   /// The gateway's view of how attempt `id` ended (no-op without a gateway).
-  void EndAtGateway(std::uint32_t id, Seconds now, bool completed, bool cancelled);
-  void Scrape(Seconds now);
+  void EndAtGateway(std::uint32_t id, Seconds now, GatewayFront::Ending ending) {
+    if (gateway_.has_value()) {
+      gateway_->OnEnded(attempts_[id].replica, now, ending);
+    }
+  }
   /// Throws SimInvariantError when the gateway's ledger does not balance.
-  void CheckLedger() const;
+  void CheckLedger(bool at_end) const;
 
   const Scenario& sc_;
   const RunConfig& rc_;
@@ -110,11 +115,9 @@ class Sim {
   std::uint64_t next_seq_ = 0;
   std::int32_t periodic_ = 0;  // ticks and scrapes in the heap: they never keep the run going
   RetryPlanner retry_;
-  std::optional<routing::Router> router_;     // with a gateway
-  std::vector<routing::EndpointState> pool_;  // the gateway's view of each replica
-  routing::RouteLedger ledger_;
+  std::optional<GatewayFront> gateway_;
   Seconds last_event_s_ = 0;
-  std::int64_t checks_skipped_ = 0;
+  InvariantChecker checker_;
 };
 
 AdmissionConfig DoorConfig(const AdmissionConfig& a) {
@@ -132,26 +135,15 @@ Sim::Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt)
       arrivals_(GenerateArrivals(sc, opt.seed)),
       door_(DoorConfig(rc.admission), 0),
       recorder_(SloOf(sc), PhasesOf(sc)),
-      retry_(sc.client) {
+      retry_(sc.client),
+      checker_(opt.invariant_checks) {
   EngineConfig per_replica = rc;
   per_replica.admission.tenants.clear();  // the door in front of the replicas keeps them
   for (std::int32_t i = 0; i < opt.replicas; ++i) {
     replicas_.push_back(std::make_unique<Engine>(per_replica, 0));
   }
   if (opt.gateway.has_value()) {
-    router_.emplace(opt.gateway->router);
-    // The gateway starts from the engine's own priors; it learns the rest from replies.
-    routing::EndpointPriors priors;
-    const ServiceEstimatorConfig& est = rc.admission.estimator;
-    priors.service_rate_rps =
-        est.service_rate_prior_rps > 0 ? est.service_rate_prior_rps : priors.service_rate_rps;
-    priors.prefill_tokens_per_s = est.prefill_tokens_per_s_prior > 0
-                                      ? est.prefill_tokens_per_s_prior
-                                      : priors.prefill_tokens_per_s;
-    priors.max_running = rc.scheduler.max_num_seqs;
-    for (std::int32_t i = 0; i < opt.replicas; ++i) {
-      pool_.emplace_back("replica-" + std::to_string(i), /*exports_metrics=*/true, priors);
-    }
+    gateway_.emplace(*opt.gateway, rc, opt.replicas);
   }
   if (arrivals_.empty()) {
     throw config::ConfigError(sc.file + ": arrival: the scenario produces no arrivals");
@@ -189,20 +181,16 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
       door_.DecideRateLimit(AdmissionRequest{a.tenant, a.prompt_tokens, a.output_tokens}, now);
   std::uint32_t r = 0;
   bool alone = false;
-  if (router_.has_value() && d.admitted()) {
-    ++ledger_.received;
-    const routing::RouteDecision route =
-        router_->Route(routing::RouteRequest{a.prompt_tokens, a.priority}, pool_, now);
+  if (gateway_.has_value() && d.admitted()) {
+    const GatewayFront::Routed routed = gateway_->Route(a.prompt_tokens, a.priority, now);
+    const routing::RouteDecision& route = routed.route;
     if (!route.forwarded()) {
-      ++ledger_.shed;
       OnRejected(logical, 0, now, ContractStatus(route.reason), ToString(route.reason),
                  route.retry_after_s);
       return;
     }
     r = static_cast<std::uint32_t>(route.endpoint);
-    alone = pool_[r].QueueAhead(router_->Fresh(pool_[r], now)) <= 0;
-    pool_[r].OnForward(now);
-    ++ledger_.in_flight;
+    alone = routed.alone;
   } else {
     r = PickReplica();
   }
@@ -210,10 +198,8 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   const auto id = static_cast<std::uint32_t>(attempts_.size());
   if (d.admitted()) {
     d = engine.Offer(id, request, now);
-    if (!d.admitted() && router_.has_value()) {  // the model server's refusal, relayed
-      pool_[r].OnFinish(now, false);
-      --ledger_.in_flight;
-      ++ledger_.failed;
+    if (!d.admitted() && gateway_.has_value()) {  // the model server's refusal, relayed
+      gateway_->OnEnded(r, now, GatewayFront::Ending::kFailed);
     }
   }
   if (!d.admitted()) {
@@ -282,9 +268,9 @@ void Sim::OnStepDone(std::uint32_t r, Seconds now) {
     }
     if (a.first_token_s == kNever) {
       a.first_token_s = now;
-      if (router_.has_value()) {
-        pool_[r].OnFirstToken(arrivals_[logical_[a.logical].arrival].prompt_tokens, now - a.sent_s,
-                              a.alone);
+      if (gateway_.has_value()) {
+        gateway_->OnFirstToken(r, arrivals_[logical_[a.logical].arrival].prompt_tokens,
+                               now - a.sent_s, a.alone);
       }
     } else {
       recorder_.OnInterTokenGap(now - a.last_token_s);
@@ -314,7 +300,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
         if (!a.done) {
           a.done = true;
           a.completed = true;
-          EndAtGateway(req.spec.id, now, /*completed=*/true, /*cancelled=*/false);
+          EndAtGateway(req.spec.id, now, GatewayFront::Ending::kCompleted);
           recorder_.OnRequestDone(
               {RequestOutcome::Kind::kCompleted, a.sent_s, a.first_token_s, now, a.tokens},
               ClassOf(a));
@@ -323,7 +309,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
       case FinishReason::kDeadline: {
         if (!a.done) {
           a.done = true;
-          EndAtGateway(req.spec.id, now, false, false);
+          EndAtGateway(req.spec.id, now, GatewayFront::Ending::kFailed);
           const Seconds retry_after_s = replicas_[r]->DropRetryAfter();
           recorder_.OnDroppedAtQueueHead(now, a.sent_s, ClassOf(a));
           recorder_.OnRetryAfter(now, 429, "queue_deadline_exceeded", retry_after_s,
@@ -336,7 +322,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
       case FinishReason::kRejected:
         if (!a.done) {
           a.done = true;
-          EndAtGateway(req.spec.id, now, false, false);
+          EndAtGateway(req.spec.id, now, GatewayFront::Ending::kFailed);
           recorder_.OnRequestDone(
               {RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens},
               ClassOf(a));
@@ -352,7 +338,7 @@ void Sim::Abandon(std::uint32_t id, Seconds now) {
   Attempt& a = attempts_[id];
   a.done = true;
   a.gone_s = now;
-  EndAtGateway(id, now, false, /*cancelled=*/true);
+  EndAtGateway(id, now, GatewayFront::Ending::kCancelled);
   recorder_.OnRequestDone(
       {RequestOutcome::Kind::kAbandoned, a.sent_s, a.first_token_s, now, a.tokens}, ClassOf(a));
   replicas_[a.replica]->ClientGone(id);
@@ -368,37 +354,19 @@ void Sim::TimeOut(std::uint32_t id, Seconds now) {
   Attempt& a = attempts_[id];
   a.done = true;
   a.gone_s = now;
-  EndAtGateway(id, now, false, false);
+  EndAtGateway(id, now, GatewayFront::Ending::kFailed);
   recorder_.OnRequestDone({RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens},
                           ClassOf(a));
   replicas_[a.replica]->Abort(id);  // the server aborts on its deadline, propagation or not
   StartStep(a.replica, now);
 }
 
-void Sim::EndAtGateway(std::uint32_t id, Seconds now, bool completed, bool cancelled) {
-  if (!router_.has_value()) {
+void Sim::CheckLedger(bool at_end) const {
+  if (!gateway_.has_value()) {
     return;
   }
-  pool_[attempts_[id].replica].OnFinish(now, completed);
-  --ledger_.in_flight;
-  ++(completed ? ledger_.completed : cancelled ? ledger_.cancelled : ledger_.failed);
-}
-
-void Sim::Scrape(Seconds now) {
-  for (std::size_t i = 0; i < replicas_.size(); ++i) {
-    const Engine& engine = *replicas_[i];
-    pool_[i].OnScrape({engine.scheduler().num_waiting(), engine.scheduler().num_running(),
-                       engine.blocks().usage()},
-                      now);
-  }
-}
-
-void Sim::CheckLedger() const {
-  if (!ledger_.Balanced()) {
-    throw SimInvariantError("gateway ledger does not balance (seed " + std::to_string(opt_.seed) +
-                            "): received " + std::to_string(ledger_.received) + ", shed " +
-                            std::to_string(ledger_.shed) + ", in flight " +
-                            std::to_string(ledger_.in_flight));
+  if (const std::string error = gateway_->LedgerError(at_end); !error.empty()) {
+    throw SimInvariantError(error + " (seed " + std::to_string(opt_.seed) + ")");
   }
 }
 
@@ -415,25 +383,7 @@ void Sim::Tick(std::int64_t second) {
 }
 
 void Sim::Check(const Engine& engine) {
-  switch (opt_.invariant_checks) {
-    case InvariantChecks::kOff:
-      return;
-    case InvariantChecks::kAmortized: {
-      // A full check costs O(live requests + blocks): run it often enough that its cost per
-      // step stays about constant (every step while the engine is small).
-      const Scheduler& s = engine.scheduler();
-      const std::int64_t size = s.num_waiting() + s.num_running() + engine.blocks().num_total();
-      if (++checks_skipped_ < std::max<std::int64_t>(1, size / 256)) {
-        return;
-      }
-      checks_skipped_ = 0;
-      break;
-    }
-    case InvariantChecks::kEveryStep:
-      break;
-  }
-  std::string error;
-  if (!engine.CheckInvariants(&error)) {
+  if (const std::string error = checker_.AfterStep(engine); !error.empty()) {
     throw SimInvariantError("engine invariant broken (seed " + std::to_string(opt_.seed) +
                             ", scenario " + sc_.name + "): " + error);
   }
@@ -443,9 +393,9 @@ RunSummary Sim::Run() {
   std::size_t next_arrival = 0;
   Push(1.0, EventType::kTick, 0);
   ++periodic_;
-  if (router_.has_value()) {
-    Scrape(0.0);
-    Push(opt_.gateway->scrape_interval_s, EventType::kScrape, 0);
+  if (gateway_.has_value()) {
+    gateway_->Scrape(replicas_, 0.0);
+    Push(gateway_->scrape_interval_s(), EventType::kScrape, 0);
     ++periodic_;
   }
   // Work remains while arrivals are due or the heap holds more than the periodic events.
@@ -453,9 +403,7 @@ RunSummary Sim::Run() {
     return next_arrival < arrivals_.size() || heap_.size() > static_cast<std::size_t>(periodic_);
   };
   while (next_arrival < arrivals_.size() || !heap_.empty()) {
-    if (router_.has_value()) {
-      CheckLedger();
-    }
+    CheckLedger(/*at_end=*/false);
     const bool take_arrival = next_arrival < arrivals_.size() &&
                               (heap_.empty() || arrivals_[next_arrival].time_s <= heap_.top().t);
     if (take_arrival) {
@@ -499,9 +447,9 @@ RunSummary Sim::Run() {
         SendAttempt(e.target, e.t);
         break;
       case EventType::kScrape:
-        Scrape(e.t);
+        gateway_->Scrape(replicas_, e.t);
         if (work_remains()) {
-          Push(e.t + opt_.gateway->scrape_interval_s, EventType::kScrape, 0);
+          Push(e.t + gateway_->scrape_interval_s(), EventType::kScrape, 0);
           ++periodic_;
         }
         break;
@@ -533,13 +481,7 @@ RunSummary Sim::Run() {
     }
     not_completed_s += a.completed ? 0.0 : a.engine_s;
   }
-  if (router_.has_value()) {
-    CheckLedger();
-    if (ledger_.in_flight != 0) {
-      throw SimInvariantError("the gateway still counts requests in flight at the end (seed " +
-                              std::to_string(opt_.seed) + ")");
-    }
-  }
+  CheckLedger(/*at_end=*/true);
   recorder_.SetNotCompletedEngineTime(not_completed_s);
   recorder_.SetEngineTotals(preemptions, recomputed);
   RunSummary s = recorder_.Finish(sc_.ArrivalSpan(), last_event_s_);
