@@ -11,9 +11,8 @@ GatewayFront::GatewayFront(const SimGateway& config, const EngineConfig& engine,
   const ServiceEstimatorConfig& est = engine.admission.estimator;
   priors.service_rate_rps =
       est.service_rate_prior_rps > 0 ? est.service_rate_prior_rps : priors.service_rate_rps;
-  priors.prefill_tokens_per_s = est.prefill_tokens_per_s_prior > 0
-                                    ? est.prefill_tokens_per_s_prior
-                                    : priors.prefill_tokens_per_s;
+  priors.prefill_tokens_per_s = est.prefill_tokens_per_s_prior > 0 ? est.prefill_tokens_per_s_prior
+                                                                   : priors.prefill_tokens_per_s;
   priors.max_running = engine.scheduler.max_num_seqs;
   for (std::int32_t i = 0; i < replicas; ++i) {
     pool_.emplace_back("replica-" + std::to_string(i), /*exports_metrics=*/true, priors);

@@ -31,8 +31,7 @@ class GatewayFront {
   enum class Ending : std::uint8_t { kCompleted, kFailed, kCancelled };
   /// A forwarded request ended at `replica` (kFailed also for the replica's own refusal).
   void OnEnded(std::uint32_t replica, Seconds now, Ending ending);
-  void OnFirstToken(std::uint32_t replica, std::int32_t prompt_tokens, Seconds ttft_s,
-                    bool alone) {
+  void OnFirstToken(std::uint32_t replica, std::int32_t prompt_tokens, Seconds ttft_s, bool alone) {
     pool_[replica].OnFirstToken(prompt_tokens, ttft_s, alone);
   }
   /// Every replica's metrics as of `now` (engines[i] is replica i).
