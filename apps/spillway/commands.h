@@ -16,6 +16,10 @@ void AddSimCommand(CLI::App& app, int* exit_code);
 /// Registers `spillway serve`.
 void AddServeCommand(CLI::App& app, int* exit_code);
 
+/// Registers `spillway gateway` (docs/gateway.md). Exit codes: 2 a config or flag error; 1 an
+/// endpoint that cannot be resolved or asked for its model, or the port taken; 0 after a drain.
+void AddGatewayCommand(CLI::App& app, int* exit_code);
+
 /// Registers `spillway report` (docs/report.md). Exit codes: 0 written; 2 bad input (a file
 /// missing or unreadable, invalid JSON, a required key missing or of the wrong type); 1 any
 /// other failure (gnuplot not installed or failing, the output directory not writable).

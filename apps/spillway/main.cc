@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   spillway::app::AddSimCommand(app, &exit_code);
   spillway::app::AddServeCommand(app, &exit_code);
+  spillway::app::AddGatewayCommand(app, &exit_code);
   spillway::app::AddReportCommand(app, &exit_code);
   spillway::app::AddBenchCommand(app, &exit_code);
   spillway::app::AddSoakCheckCommand(app, &exit_code);

@@ -1,5 +1,7 @@
 #include "api/overload_contract.h"
 
+#include <fmt/format.h>
+
 namespace spillway::api {
 
 // dropped_reason values are llm-d-router's RequestDroppedReason constants
@@ -34,6 +36,10 @@ const std::vector<ContractRow>& OverloadContract() {
       {"no_endpoint", 503, "overloaded", true,
        "the gateway: no endpoint of the model's pool takes work (all down, ejected or draining)",
        ""},
+      {"upstream_unavailable", 503, "overloaded", true,
+       "the gateway: the endpoint failed (refused, reset or closed the connection) before its "
+       "reply ended, and no other endpoint could be tried",
+       ""},
       {"too_many_connections", 503, "overloaded", true,
        "the server is at max_connections (answered before the request is read)",
        "rejected-saturated"},
@@ -61,6 +67,18 @@ const ContractRow* FindContractRow(std::string_view reason) {
     }
   }
   return nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> ContractHeaders(std::string_view reason,
+                                                                 double retry_after_s) {
+  std::vector<std::pair<std::string, std::string>> h = {
+      {"Retry-After", fmt::format("{:.0f}", retry_after_s)},
+      {"X-Overload-Reason", std::string(reason)}};
+  if (const ContractRow* row = FindContractRow(reason);
+      row != nullptr && !row->dropped_reason.empty()) {
+    h.emplace_back("x-llm-d-request-dropped-reason", std::string(row->dropped_reason));
+  }
+  return h;
 }
 
 int StatusOf(std::string_view reason) {

@@ -11,7 +11,9 @@
 // capacity (retry later or elsewhere); 504 the server's deadline passed; 400 can never be
 // served as asked (no retry helps).
 
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace spillway::api {
@@ -29,6 +31,12 @@ struct ContractRow {
 const std::vector<ContractRow>& OverloadContract();
 /// The row for `reason`, or nullptr for a token outside the contract.
 const ContractRow* FindContractRow(std::string_view reason);
+/// The headers (name, value) of a refusal for `reason`: Retry-After (whole seconds),
+/// X-Overload-Reason, and the Gateway API Inference Extension's
+/// x-llm-d-request-dropped-reason where the row gives one. The server and the gateway send
+/// the same.
+std::vector<std::pair<std::string, std::string>> ContractHeaders(std::string_view reason,
+                                                                 double retry_after_s);
 /// The row's status, or 503 for a token outside the contract (a load failure, never a 500).
 int StatusOf(std::string_view reason);
 

@@ -151,4 +151,29 @@ std::string SseData(std::string_view json) {
   return frame;
 }
 
+std::vector<std::string> ModelIds(std::string_view models_json) {
+  std::vector<std::string> ids;
+  boost::system::error_code ec;
+  const boost::json::value v = boost::json::parse(models_json, ec);
+  const boost::json::value* data = ec ? nullptr : v.find_pointer("/data", ec);
+  if (ec || data == nullptr || !data->is_array()) {
+    return ids;
+  }
+  for (const boost::json::value& m : data->get_array()) {
+    const boost::json::value* id = m.is_object() ? m.get_object().if_contains("id") : nullptr;
+    if (id != nullptr && id->is_string()) {
+      ids.emplace_back(id->get_string());
+    }
+  }
+  return ids;
+}
+
+std::optional<std::string> FirstModelId(std::string_view models_json) {
+  std::vector<std::string> ids = ModelIds(models_json);
+  if (ids.empty()) {
+    return std::nullopt;
+  }
+  return std::move(ids.front());
+}
+
 }  // namespace spillway::api

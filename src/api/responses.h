@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/openai_types.h"
 
@@ -39,6 +40,11 @@ std::string ErrorJson(const ApiError& error);
 /// the executor (e.g. {"executor": "emulated:seed-a100-7b", "emulated": true, "note": ...}).
 std::string ModelsJson(std::string_view model, std::int64_t created_s, std::string_view executor,
                        bool emulated, std::int32_t max_model_len);
+
+/// The model ids of a GET /v1/models body ({"data": [{"id": ...}, ...]}), in order; empty when
+/// the body is not such a list. FirstModelId: the first, if any.
+std::vector<std::string> ModelIds(std::string_view models_json);
+std::optional<std::string> FirstModelId(std::string_view models_json);
 
 /// GET /v1/models/{model} body: the one model object of ModelsJson's list (OpenAI's
 /// "Retrieve model").

@@ -18,18 +18,19 @@
 #include <optional>
 #include <stdexcept>
 
+#include "api/responses.h"
 #include "core/rng.h"
 #include "loadgen/bench_recorder.h"
 #include "loadgen/classify.h"
 #include "loadgen/http_attempt.h"
-#include "loadgen/http_get.h"
 #include "loadgen/progress.h"
 #include "loadgen/request_body.h"
 #include "loadgen/request_labels.h"
 #include "loadgen/schedule.h"
-#include "loadgen/target.h"
 #include "metrics/metrics_text.h"
 #include "net/clock.h"
+#include "net/http_get.h"
+#include "net/target.h"
 #include "report/objectives.h"
 #include "report/scenario_recording.h"
 #include "workload/arrivals.h"
@@ -56,32 +57,6 @@ constexpr std::int64_t kReservedFds = 64;
 constexpr Seconds kModelsTimeout_s = 10;
 constexpr Seconds kScrapeTimeout_s = 0.9;
 
-Endpoints Resolve(asio::io_context& ioc, const Target& target) {
-  asio::ip::tcp::resolver resolver(ioc);
-  boost::system::error_code ec;
-  const auto results = resolver.resolve(target.host, target.port, ec);
-  if (ec || results.empty()) {
-    throw std::runtime_error("cannot resolve " + target.host + ":" + target.port + ": " +
-                             ec.message());
-  }
-  Endpoints out;
-  for (const auto& r : results) {
-    out.push_back(r.endpoint());
-  }
-  return out;
-}
-
-/// The first model id of a GET /v1/models body ({"data": [{"id": ...}, ...]}), if any.
-std::optional<std::string> FirstModelId(const std::string& body) {
-  boost::system::error_code ec;
-  const boost::json::value v = boost::json::parse(body, ec);
-  const boost::json::value* id = ec ? nullptr : v.find_pointer("/data/0/id", ec);
-  if (ec || id == nullptr || !id->is_string()) {
-    return std::nullopt;
-  }
-  return std::string(id->get_string());
-}
-
 /// Whether a scrape holds any metric the recorder uses.
 bool HasAny(const ServerSnapshot& s) {
   return s.waiting || s.running || s.kv_usage || s.preemptions || s.prompt_tokens ||
@@ -93,8 +68,8 @@ class Runner {
   Runner(const Scenario& sc, const BenchOptions& opt)
       : sc_(sc),
         opt_(opt),
-        target_(ParseTarget(opt.target_url)),
-        endpoints_(Resolve(ioc_, target_)),
+        target_(net::ParseTarget(opt.target_url)),
+        endpoints_(net::Resolve(ioc_, target_)),
         schedule_(GenerateArrivals(sc, opt.seed), opt.duration_limit_s),
         span_s_(std::min(sc.ArrivalSpan(), opt.duration_limit_s)),
         recorder_(SloOf(sc), PhasesOf(sc, opt.duration_limit_s)),
@@ -147,8 +122,8 @@ class Runner {
   const Scenario& sc_;
   const BenchOptions& opt_;
   asio::io_context ioc_{1};
-  Target target_;
-  Endpoints endpoints_;
+  net::Target target_;
+  net::Endpoints endpoints_;
   OpenLoopSchedule schedule_;
   Seconds span_s_;
   BenchRecorder recorder_;
@@ -175,8 +150,8 @@ class Runner {
 };
 
 asio::awaitable<void> Runner::Main() {
-  const GetResult models =
-      co_await HttpGet(endpoints_, target_, "/v1/models", context_.authorization, kModelsTimeout_s);
+  const net::GetResult models = co_await net::HttpGet(endpoints_, target_, "/v1/models",
+                                                      context_.authorization, kModelsTimeout_s);
   if (models.status == 0) {
     startup_error_ = "cannot reach " + opt_.target_url + ": GET /v1/models: " + models.error;
     signals_.cancel();
@@ -185,7 +160,7 @@ asio::awaitable<void> Runner::Main() {
   model_ = opt_.model;
   if (model_.empty()) {
     const std::optional<std::string> id =
-        models.status == 200 ? FirstModelId(models.body) : std::nullopt;
+        models.status == 200 ? api::FirstModelId(models.body) : std::nullopt;
     if (!id.has_value()) {
       std::cerr << "spillway bench: GET /v1/models answered " << models.status
                 << " without a model id; requests name the model 'default' (see --model)\n";
@@ -324,8 +299,8 @@ asio::awaitable<void> Runner::ScrapeSecond(std::int64_t second) {
 }
 
 asio::awaitable<std::optional<ServerSnapshot>> Runner::Scrape() {
-  const GetResult r =
-      co_await HttpGet(endpoints_, target_, "/metrics", context_.authorization, kScrapeTimeout_s);
+  const net::GetResult r = co_await net::HttpGet(endpoints_, target_, "/metrics",
+                                                 context_.authorization, kScrapeTimeout_s);
   if (r.status != 200) {
     co_return std::nullopt;
   }

@@ -11,16 +11,16 @@
 
 #include "core/types.h"
 #include "loadgen/attempt_record.h"
-#include "loadgen/http_get.h"
-#include "loadgen/target.h"
 #include "net/clock.h"
+#include "net/http_get.h"
+#include "net/target.h"
 
 namespace spillway::loadgen {
 
 /// What every attempt of a run shares; must outlive the attempts.
 struct AttemptContext {
-  const Endpoints* endpoints = nullptr;
-  const Target* target = nullptr;
+  const net::Endpoints* endpoints = nullptr;
+  const net::Target* target = nullptr;
   const net::SteadyClock* clock = nullptr;  ///< the run's clock: seconds from its start
   std::string path;                         ///< e.g. "/v1/completions" (after base_path)
   std::string authorization;                ///< "Bearer KEY" or empty: GET requests only

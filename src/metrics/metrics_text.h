@@ -1,6 +1,6 @@
 #pragma once
-// Looks up samples in a Prometheus text exposition (the format of GET /metrics), line by line:
-// `name value [timestamp]` or `name{label="v",...} value [timestamp]`; `#` lines are comments.
+// Looks up samples in a Prometheus text exposition (the format of GET /metrics), parsed by
+// prometheus_text.h; `#` lines are comments.
 // Only what the load generator needs: the sum or mean of every sample with a given name,
 // whatever its labels. Pure.
 

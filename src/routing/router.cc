@@ -60,8 +60,10 @@ RouteDecision Router::Route(const RouteRequest& request, const std::vector<Endpo
                             Seconds now) {
   std::vector<std::int32_t> eligible;
   for (std::size_t i = 0; i < pool.size(); ++i) {
-    if (pool[i].takes_work()) {
-      eligible.push_back(static_cast<std::int32_t>(i));
+    const auto index = static_cast<std::int32_t>(i);
+    if (pool[i].takes_work() &&
+        std::find(request.exclude.begin(), request.exclude.end(), index) == request.exclude.end()) {
+      eligible.push_back(index);
     }
   }
   if (eligible.empty()) {
@@ -120,7 +122,7 @@ RouteDecision Router::Predictive(const RouteRequest& request,
     b += b >= a ? 1 : 0;
     const Candidate& x = meets[static_cast<std::size_t>(a)];
     const Candidate& y = meets[static_cast<std::size_t>(b)];
-    const bool x_wins = x.ttft_s < y.ttft_s || (x.ttft_s == y.ttft_s && x.endpoint < y.endpoint);
+    const bool x_wins = x.ttft_s <= y.ttft_s;  // a tie goes to the first drawn: at random
     best = x_wins ? &x : &y;
   }
   RouteDecision d;
@@ -172,18 +174,33 @@ RouteDecision Router::Llmd(const RouteRequest& request, const std::vector<Endpoi
 
 RouteDecision Router::Shed(const std::vector<EndpointState>& pool,
                            const std::vector<std::int32_t>& eligible, Seconds now) const {
-  double ahead = 0;
-  double rate = 0;
-  for (const std::int32_t i : eligible) {
-    ahead += pool[i].QueueAhead(Fresh(pool[i], now));
-    rate += pool[i].ServiceRate();
-  }
   RouteDecision d;
   d.verdict = Verdict::kShed;
   d.reason = OverloadReason::kQueueDelayExceeded;
-  const Seconds drain_s = rate > 0 ? ahead / rate : 1.0;
-  d.retry_after_s = std::clamp(std::ceil(drain_s), 1.0, 3600.0);
+  d.retry_after_s = DrainOf(pool, eligible, now);
   return d;
+}
+
+Seconds Router::DrainTime(const std::vector<EndpointState>& pool, Seconds now) const {
+  std::vector<std::int32_t> open;
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    if (pool[i].takes_work()) {
+      open.push_back(static_cast<std::int32_t>(i));
+    }
+  }
+  return DrainOf(pool, open, now);
+}
+
+Seconds Router::DrainOf(const std::vector<EndpointState>& pool,
+                        const std::vector<std::int32_t>& endpoints, Seconds now) const {
+  double ahead = 0;
+  double rate = 0;
+  for (const std::int32_t i : endpoints) {
+    ahead += pool[i].QueueAhead(Fresh(pool[i], now));
+    rate += pool[i].ServiceRate();
+  }
+  const Seconds drain_s = rate > 0 ? ahead / rate : 1.0;
+  return std::clamp(std::ceil(drain_s), 1.0, 3600.0);
 }
 
 }  // namespace spillway::routing

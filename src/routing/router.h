@@ -10,8 +10,9 @@
 // Pickers (RouterPolicy):
 //   gateway          Spillway's: each eligible endpoint's predicted TTFT for this request
 //                    (EndpointState::PredictTtft); among those that meet the TTFT SLO, power of
-//                    two choices (two drawn at random, the lower prediction wins; ties to the
-//                    lower index), so gateways do not herd onto one endpoint; 429 when none can.
+//                    two choices (two drawn at random, the lower prediction wins; a tie goes
+//                    to the first drawn, so idle endpoints share the load evenly), so gateways do
+//                    not herd onto one endpoint; 429 when none can.
 //   round-robin      the next eligible endpoint in turn (LiteLLM's simple shuffle, many L7 LBs).
 //   least-requests   the eligible endpoint with the fewest of the gateway's requests in flight
 //                    (vLLM production-stack's router, Envoy LEAST_REQUEST).
@@ -23,9 +24,10 @@
 //                    other is still dispatched; the pick is the best of the queue and KV-usage
 //                    scorers (each 0..1, equal weights) among the unsaturated endpoints, or
 //                    among all when every one is saturated.
-// Eligible: healthy (not draining, ejected or down). Metrics older than stale_after_s switch an
-// endpoint, per `staleness`, to fail-close (counted saturated: never picked) or fail-open (its
-// prediction from the gateway's own in-flight count and measured rates).
+// Eligible: healthy (not draining, ejected or down) and not in the request's `exclude` list.
+// Metrics older than stale_after_s switch an endpoint, per `staleness`, to fail-close (counted
+// saturated: never picked) or fail-open (its prediction from the gateway's own in-flight count and
+// measured rates).
 //
 // Deterministic for a seed (the simulator replays it); no clock, no I/O. Not thread-safe.
 
@@ -69,6 +71,8 @@ struct RouteRequest {
   std::int32_t priority = 0;  ///< lower is more urgent (as the scheduler's); > 0 is sheddable
   /// The request's own TTFT SLO (x-llm-d-slo-ttft-ms), else the config's.
   std::optional<Seconds> ttft_slo_s = std::nullopt;
+  /// Endpoints not to pick: those a retry of this request already tried (indices into the pool).
+  std::vector<std::int32_t> exclude = {};
 };
 
 struct RouteDecision {
@@ -89,6 +93,10 @@ class Router {
   RouteDecision Route(const RouteRequest& request, const std::vector<EndpointState>& pool,
                       Seconds now);
 
+  /// The pool's drain time at `now`, whole seconds in [1, 3600]: the requests ahead on the
+  /// endpoints that take work over their summed service rate (the Retry-After of a refusal).
+  Seconds DrainTime(const std::vector<EndpointState>& pool, Seconds now) const;
+
   /// True when `endpoint`'s metrics are fresh enough to route on at `now`.
   bool Fresh(const EndpointState& endpoint, Seconds now) const;
 
@@ -103,6 +111,8 @@ class Router {
   /// eligible endpoints over their summed service rate.
   RouteDecision Shed(const std::vector<EndpointState>& pool,
                      const std::vector<std::int32_t>& eligible, Seconds now) const;
+  Seconds DrainOf(const std::vector<EndpointState>& pool,
+                  const std::vector<std::int32_t>& endpoints, Seconds now) const;
 
   RouterConfig config_;
   Rng rng_;

@@ -48,16 +48,6 @@ GenerationEnd Finished(const StreamEvent& event, const GenerationLimits& limits)
 
 }  // namespace
 
-net::Headers ContractHeaders(std::string_view reason, Seconds retry_after_s) {
-  net::Headers h = {{"Retry-After", fmt::format("{:.0f}", retry_after_s)},
-                    {"X-Overload-Reason", std::string(reason)}};
-  if (const api::ContractRow* row = api::FindContractRow(reason);
-      row != nullptr && !row->dropped_reason.empty()) {
-    h.emplace_back("x-llm-d-request-dropped-reason", std::string(row->dropped_reason));
-  }
-  return h;
-}
-
 GenerationEnd EndOf(const StreamEvent& event, bool channel_error, const GenerationLimits& limits) {
   if (event.kind == StreamEvent::Kind::kClientGone) {
     GenerationEnd end;

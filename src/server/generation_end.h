@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/openai_types.h"
+#include "api/overload_contract.h"
 #include "net/response_head.h"
 #include "server/stream_event.h"
 
@@ -34,10 +35,8 @@ struct GenerationLimits {
   double drain_timeout_s = 0;
 };
 
-/// The headers of a 429 or 503 for `reason`: Retry-After (whole seconds), X-Overload-Reason, and
-/// the Gateway API Inference Extension's x-llm-d-request-dropped-reason where the contract
-/// gives one.
-net::Headers ContractHeaders(std::string_view reason, Seconds retry_after_s);
+/// The headers of a 429 or 503 for `reason` (the overload contract's, shared with the gateway).
+using api::ContractHeaders;
 
 /// The end `event` (anything but a token) means; `channel_error` is a failed receive (treated
 /// as the deadline, like kTimeout).

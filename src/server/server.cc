@@ -8,16 +8,17 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <iostream>
-#include <thread>
 
 #include "api/responses.h"
 #include "api/tokenizer.h"
 #include "engine/resolve.h"
 #include "net/clock.h"
 #include "net/http_server.h"
+#include "net/io_threads.h"
 #include "server/api_handler.h"
 #include "server/engine_service.h"
 #include "server/generation_end.h"
+#include "server/listener_replies.h"
 #include "server/server_metrics.h"
 
 namespace spillway::server {
@@ -109,21 +110,13 @@ int Server::Run() {
   http.header_timeout_s = m.config.header_timeout_s;
   http.idle_timeout_s = m.config.idle_timeout_s;
   http.max_connections = m.config.max_connections;
-  http.overload_body =
-      api::ErrorJson({503, "Too many connections.", "overloaded", "", "too_many_connections"});
-  http.overload_headers = ContractHeaders("too_many_connections", 1);
-  http.too_large_body = api::ErrorJson(
-      {413, "Request body too large.", "invalid_request_error", "", "body_too_large"});
-  http.bad_request_body = api::ErrorJson(
-      {400, "Malformed HTTP request.", "invalid_request_error", "", "bad_http_request"});
-  http.headers_too_large_body = api::ErrorJson(
-      {431, "Request headers too large.", "invalid_request_error", "", "headers_too_large"});
   http.on_connection_reply = [&metrics = m.metrics](unsigned status) {
     metrics.http_requests_total->With({std::to_string(status)}).Inc();
   };
   ApiHandler* handler = m.handler.get();
   m.http = std::make_unique<net::HttpServer>(
-      m.ioc, http, [handler](net::HttpConnection& conn) { return (*handler)(conn); });
+      m.ioc, WithApiListenerReplies(http),
+      [handler](net::HttpConnection& conn) { return (*handler)(conn); });
   m.http->Start();
   m.engine->Start();
   asio::signal_set signals(m.ioc, SIGTERM, SIGINT);
@@ -142,17 +135,7 @@ int Server::Run() {
   if (m.on_listening) {
     m.on_listening(m.http->port());
   }
-  const int threads = m.config.threads > 0
-                          ? m.config.threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) {
-    pool.emplace_back([&m] { m.ioc.run(); });
-  }
-  m.ioc.run();
-  for (std::thread& t : pool) {
-    t.join();
-  }
+  net::RunOnThreads(m.ioc, m.config.threads);
   std::cerr << "spillway serve: stopped\n";
   return m.exit_code;
 }

@@ -63,8 +63,8 @@ std::string ReadFile(const std::string& path) {
 
 namespace {}  // namespace
 
-ServerProcess::ServerProcess(const std::vector<std::string>& args) {
-  std::vector<std::string> words = {SPILLWAY_BINARY, "serve", "--port", "0"};
+ServerProcess::ServerProcess(const std::vector<std::string>& args, const std::string& command) {
+  std::vector<std::string> words = {SPILLWAY_BINARY, command, "--port", "0"};
   words.insert(words.end(), args.begin(), args.end());
   for (const std::string& w : words) {
     command_line_ += (command_line_.empty() ? "" : " ") + w;

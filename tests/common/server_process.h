@@ -1,8 +1,8 @@
 #pragma once
-// The real `spillway serve` binary as a child process of a test: started with `--port 0`, its
-// stderr (and stdout) captured in a temporary file that is read to find the bound port, and
-// never left behind: the destructor sends SIGTERM, then SIGKILL after a short grace period,
-// and reaps the child. The child also gets SIGKILL if the test process dies first
+// The real `spillway serve` (or `spillway gateway`) binary as a child process of a test: started
+// with `--port 0`, its stderr (and stdout) captured in a temporary file that is read to find the
+// bound port, and never left behind: the destructor sends SIGTERM, then SIGKILL after a short grace
+// period, and reaps the child. The child also gets SIGKILL if the test process dies first
 // (PR_SET_PDEATHSIG), so a crashed or killed test binary leaves no server running.
 
 #include <sys/types.h>
@@ -21,9 +21,11 @@ namespace spillway::server_test {
 
 class ServerProcess {
  public:
-  /// Forks and execs `SPILLWAY_BINARY serve --port 0 <args...>`. Check started() (or call
+  /// Forks and execs `SPILLWAY_BINARY <command> --port 0 <args...>` (command: "serve" or
+  /// "gateway"; both print the same "listening on" line). Check started() (or call
   /// WaitUntilListening) before use; error() says what went wrong.
-  explicit ServerProcess(const std::vector<std::string>& args);
+  explicit ServerProcess(const std::vector<std::string>& args,
+                         const std::string& command = "serve");
   /// Stops the server if it still runs (SIGTERM, then SIGKILL after `kill_grace_s`) and removes
   /// the log file.
   ~ServerProcess();

@@ -6,31 +6,31 @@
 #include <stdexcept>
 
 #include "loadgen/request_body.h"
-#include "loadgen/target.h"
+#include "net/target.h"
 
 namespace spillway::loadgen {
 namespace {
 
 TEST(ParseTargetTest, HostPortAndBasePath) {
-  const Target t = ParseTarget("http://127.0.0.1:8000");
+  const net::Target t = net::ParseTarget("http://127.0.0.1:8000");
   EXPECT_EQ(t.host, "127.0.0.1");
   EXPECT_EQ(t.port, "8000");
   EXPECT_EQ(t.Path("/v1/completions"), "/v1/completions");
   EXPECT_EQ(t.host_header, "127.0.0.1:8000");
-  EXPECT_EQ(ParseTarget("http://localhost").port, "80");
-  EXPECT_EQ(ParseTarget("http://h:1/api/v1/").Path("/v1/models"), "/api/v1/models");
-  EXPECT_EQ(ParseTarget("http://[::1]:9/").host, "::1");
-  EXPECT_EQ(ParseTarget("http://[::1]:9/").host_header, "[::1]:9");
+  EXPECT_EQ(net::ParseTarget("http://localhost").port, "80");
+  EXPECT_EQ(net::ParseTarget("http://h:1/api/v1/").Path("/v1/models"), "/api/v1/models");
+  EXPECT_EQ(net::ParseTarget("http://[::1]:9/").host, "::1");
+  EXPECT_EQ(net::ParseTarget("http://[::1]:9/").host_header, "[::1]:9");
 }
 
 TEST(ParseTargetTest, RejectsWhatItCannotServe) {
-  EXPECT_THROW(ParseTarget("https://example.com"), std::invalid_argument);
-  EXPECT_THROW(ParseTarget("http://127.0.0.1:99999"), std::invalid_argument) << "port > 65535";
-  EXPECT_THROW(ParseTarget("http://127.0.0.1:0"), std::invalid_argument);
-  EXPECT_THROW(ParseTarget("http://127.0.0.1:/"), std::invalid_argument) << "empty port";
-  EXPECT_THROW(ParseTarget("127.0.0.1:8000"), std::invalid_argument);
-  EXPECT_THROW(ParseTarget("not a url"), std::invalid_argument);
-  EXPECT_THROW(ParseTarget("http://h:1/?x=1"), std::invalid_argument);
+  EXPECT_THROW(net::ParseTarget("https://example.com"), std::invalid_argument);
+  EXPECT_THROW(net::ParseTarget("http://127.0.0.1:99999"), std::invalid_argument) << "port > 65535";
+  EXPECT_THROW(net::ParseTarget("http://127.0.0.1:0"), std::invalid_argument);
+  EXPECT_THROW(net::ParseTarget("http://127.0.0.1:/"), std::invalid_argument) << "empty port";
+  EXPECT_THROW(net::ParseTarget("127.0.0.1:8000"), std::invalid_argument);
+  EXPECT_THROW(net::ParseTarget("not a url"), std::invalid_argument);
+  EXPECT_THROW(net::ParseTarget("http://h:1/?x=1"), std::invalid_argument);
 }
 
 TEST(CompletionBodyTest, ExactTokenIdPromptAndStreamingFields) {

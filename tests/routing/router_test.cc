@@ -205,6 +205,34 @@ TEST(RouterTest, LlmdScoresShortQueueAndFreeKv) {
   EXPECT_EQ(router.Route({.prompt_tokens = 100}, pool, 0.1).endpoint, 1);
 }
 
+TEST(RouterTest, ARetryNeverGoesToAnEndpointItAlreadyTried) {
+  for (const RouterPolicy policy : {RouterPolicy::kGateway, RouterPolicy::kRoundRobin,
+                                    RouterPolicy::kLeastRequests, RouterPolicy::kLlmd}) {
+    const std::vector<EndpointState> pool = Pool({0, 0, 0});
+    Router router(Config(policy));
+    RouteRequest r{.prompt_tokens = 100};
+    r.exclude = {0, 2};
+    for (int i = 0; i < 5; ++i) {
+      const RouteDecision d = router.Route(r, pool, 0.1);
+      ASSERT_TRUE(d.forwarded()) << ToString(policy);
+      EXPECT_EQ(d.endpoint, 1) << ToString(policy);
+    }
+    r.exclude = {0, 1, 2};
+    const RouteDecision none = router.Route(r, pool, 0.1);
+    EXPECT_EQ(none.verdict, Verdict::kHardLimit) << ToString(policy);
+    EXPECT_EQ(none.reason, OverloadReason::kNoEndpoint) << ToString(policy);
+  }
+}
+
+TEST(RouterTest, DrainTimeIsTheQueueAheadOverTheServiceRatesOfEndpointsTakingWork) {
+  // 25 and 35 waiting behind full batches of 4, 10 completions/s each: (25 + 35) / 20 = 3 s.
+  std::vector<EndpointState> pool = Pool({25, 35, 500});
+  pool[2].set_health(EndpointHealth::kDraining);
+  const Router router(Config());
+  EXPECT_EQ(router.DrainTime(pool, 0.1), 3.0);
+  EXPECT_EQ(router.DrainTime(Pool({0}), 0.1), 1.0) << "at least 1 s";
+}
+
 TEST(RouterTest, PolicyAndStalenessNamesRoundTrip) {
   for (const RouterPolicy p : {RouterPolicy::kGateway, RouterPolicy::kRoundRobin,
                                RouterPolicy::kLeastRequests, RouterPolicy::kLlmd}) {

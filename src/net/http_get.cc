@@ -1,4 +1,4 @@
-#include "loadgen/http_get.h"
+#include "net/http_get.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -13,7 +13,7 @@
 #include <boost/beast/http/write.hpp>
 #include <chrono>
 
-namespace spillway::loadgen {
+namespace spillway::net {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -56,4 +56,19 @@ asio::awaitable<GetResult> HttpGet(const Endpoints& endpoints, const Target& tar
   co_return out;
 }
 
-}  // namespace spillway::loadgen
+Endpoints Resolve(asio::io_context& ioc, const Target& target) {
+  asio::ip::tcp::resolver resolver(ioc);
+  boost::system::error_code ec;
+  const auto results = resolver.resolve(target.host, target.port, ec);
+  if (ec || results.empty()) {
+    throw std::runtime_error("cannot resolve " + target.host + ":" + target.port + ": " +
+                             ec.message());
+  }
+  Endpoints out;
+  for (const auto& r : results) {
+    out.push_back(r.endpoint());
+  }
+  return out;
+}
+
+}  // namespace spillway::net

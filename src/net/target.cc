@@ -1,4 +1,4 @@
-#include "loadgen/target.h"
+#include "net/target.h"
 
 #include <charconv>
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <boost/url/url_view.hpp>
 #include <stdexcept>
 
-namespace spillway::loadgen {
+namespace spillway::net {
 
 Target ParseTarget(std::string_view url) {
   const auto parsed = boost::urls::parse_uri(url);
@@ -60,4 +60,4 @@ Target ParseTarget(std::string_view url) {
   return t;
 }
 
-}  // namespace spillway::loadgen
+}  // namespace spillway::net

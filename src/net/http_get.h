@@ -1,17 +1,19 @@
 #pragma once
-// A small asynchronous HTTP/1.1 GET for the load generator's side requests (GET /v1/models at
-// the start, GET /metrics once a second): its own connection, one deadline for the whole
+// A small asynchronous HTTP/1.1 GET for side requests (the load generator: GET /v1/models at
+// the start, GET /metrics once a second; the gateway: scrapes and probes): its own
+// connection, one deadline for the whole
 // exchange. Boost.Beast stays in http_get.cc.
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <string>
 #include <vector>
 
 #include "core/types.h"
-#include "loadgen/target.h"
+#include "net/target.h"
 
-namespace spillway::loadgen {
+namespace spillway::net {
 
 using Endpoints = std::vector<boost::asio::ip::tcp::endpoint>;
 
@@ -21,10 +23,14 @@ struct GetResult {
   std::string body;
 };
 
+/// The addresses `target`'s host and port resolve to (blocking; numeric hosts need no DNS).
+/// Throws std::runtime_error naming host:port when there is none.
+Endpoints Resolve(boost::asio::io_context& ioc, const Target& target);
+
 /// GETs `target.Path(path)` from `endpoints` within `timeout_s` seconds, with `authorization`
 /// as the Authorization header when non-empty. Bodies over 16 MiB fail.
 boost::asio::awaitable<GetResult> HttpGet(const Endpoints& endpoints, const Target& target,
                                           const std::string& path, const std::string& authorization,
                                           Seconds timeout_s);
 
-}  // namespace spillway::loadgen
+}  // namespace spillway::net

@@ -1,10 +1,11 @@
 #pragma once
-// The server under test, from a URL like http://127.0.0.1:8000 (parsed with Boost.URL).
+// An HTTP server (the one under test, an upstream endpoint) from a URL like http://127.0.0.1:8000
+// (parsed with Boost.URL).
 
 #include <string>
 #include <string_view>
 
-namespace spillway::loadgen {
+namespace spillway::net {
 
 struct Target {
   std::string host;         ///< name or address, without IPv6 brackets
@@ -21,4 +22,4 @@ struct Target {
 /// std::invalid_argument saying what is wrong.
 Target ParseTarget(std::string_view url);
 
-}  // namespace spillway::loadgen
+}  // namespace spillway::net

@@ -1,0 +1,64 @@
+#include "gateway/endpoint_watch.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "metrics/prometheus_text.h"
+#include "net/http_get.h"
+
+namespace spillway::gateway {
+namespace {
+
+namespace asio = boost::asio;
+
+/// A probe not answered within this is unreachable (longer than a scrape's timeout: a busy
+/// endpoint answers a scrape late before it is down).
+constexpr Seconds kProbeTimeoutS = 1.0;
+
+asio::awaitable<void> SleepUntil(const net::SteadyClock& clock, Seconds t) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, clock.At(t));
+  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+}  // namespace
+
+asio::awaitable<void> ScrapeLoop(EndpointPool& pool, std::size_t i, WatchContext c) {
+  const Upstream& up = pool.upstream(i);
+  if (up.kind == routing::EngineKind::kOpenai) {
+    co_return;
+  }
+  const net::SteadyClock& clock = *c.clock;
+  Seconds next = clock.Now();
+  while (!c.stop->load()) {
+    const net::GetResult r =
+        co_await net::HttpGet(up.addresses, up.target, "/metrics", "", c.config->scrape_timeout_s);
+    const bool ok =
+        r.status == 200 && pool.OnScrape(i, metrics::ParseExposition(r.body), clock.Now());
+    c.metrics->scrapes_total->With({pool.model(), up.url, ok ? "ok" : "error"}).Inc();
+    next = std::max(next + c.config->scrape_interval_s, clock.Now());
+    co_await SleepUntil(clock, next);
+  }
+}
+
+asio::awaitable<void> ProbeLoop(EndpointPool& pool, std::size_t i, WatchContext c) {
+  const Upstream& up = pool.upstream(i);
+  if (up.kind == routing::EngineKind::kOpenai) {
+    co_return;
+  }
+  const net::SteadyClock& clock = *c.clock;
+  while (!c.stop->load()) {
+    // The kind may be learned at the first scrape; until then /health (every kind has it).
+    const bool spillway = pool.Kind(i) == routing::EngineKind::kSpillway;
+    const net::GetResult r = co_await net::HttpGet(
+        up.addresses, up.target, spillway ? "/ready" : "/health", "", kProbeTimeoutS);
+    const routing::ProbeResult result = r.status == 0     ? routing::ProbeResult::kUnreachable
+                                        : r.status == 503 ? routing::ProbeResult::kNotReady
+                                                          : routing::ProbeResult::kReady;
+    pool.OnProbe(i, result, clock.Now());
+    co_await SleepUntil(clock, clock.Now() + c.config->probe_interval_s);
+  }
+}
+
+}  // namespace spillway::gateway

@@ -1,0 +1,233 @@
+#include "gateway/gateway_config.h"
+
+#include <fmt/format.h>
+#include <boost/url/parse.hpp>
+#include <cmath>
+#include <set>
+
+#include "config/config_error.h"
+#include "config/yaml_reader.h"
+
+namespace spillway::gateway {
+namespace {
+
+using config::ConfigError;
+using config::Field;
+
+double Timeout(const Field& f, double fallback) {
+  return f.present() ? config::InRange(f, f.AsDouble(), 0, 1e6) : fallback;
+}
+
+std::int32_t IntIn(const Field& f, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
+  const std::int64_t v = f.Int(fallback);
+  if (v < lo || v > hi) {
+    f.Fail(fmt::format("must be in [{}, {}]", lo, hi));
+  }
+  return static_cast<std::int32_t>(v);
+}
+
+routing::EngineKind KindOf(const Field& f) {
+  routing::EngineKind kind{};
+  if (!routing::ParseEngineKind(f.AsString(), &kind)) {
+    f.Fail("must be one of vllm, sglang, tgi, llamacpp, spillway, openai");
+  }
+  return kind;
+}
+
+void ReadListen(const Field& s, GatewayConfig* c) {
+  s.RequireKnownKeys({"host", "port", "threads", "max_connections", "max_body_bytes"});
+  c->host = s["host"].String(c->host);
+  c->port = static_cast<std::uint16_t>(IntIn(s["port"], c->port, 0, 65535));
+  c->threads = IntIn(s["threads"], c->threads, 0, 256);
+  c->max_connections = IntIn(s["max_connections"], c->max_connections, 1, 1000000);
+  c->max_body_bytes = static_cast<std::size_t>(IntIn(s["max_body_bytes"], 1 << 20, 1024, 1 << 30));
+}
+
+void ReadRouter(const Field& s, GatewayConfig* c) {
+  s.RequireKnownKeys({"policy", "ttft_slo_s", "stale_after_s", "staleness", "seed"});
+  routing::RouterConfig& r = c->router;
+  if (const Field f = s["policy"];
+      f.present() && !routing::ParseRouterPolicy(f.AsString(), &r.policy)) {
+    f.Fail("must be one of gateway, round-robin, least-requests, llm-d");
+  }
+  if (const Field f = s["staleness"];
+      f.present() && !routing::ParseStaleness(f.AsString(), &r.staleness)) {
+    f.Fail("must be fail-open or fail-close");
+  }
+  r.ttft_slo_s = Timeout(s["ttft_slo_s"], r.ttft_slo_s);
+  r.stale_after_s = Timeout(s["stale_after_s"], r.stale_after_s);
+  r.seed = static_cast<std::uint64_t>(IntIn(s["seed"], 1, 0, 2147483647));
+}
+
+void ReadPools(const Field& pools, GatewayConfig* c) {
+  for (const Field& p : pools.Items()) {
+    p.RequireKnownKeys({"model", "endpoints"});
+    PoolConfig pool;
+    pool.model = p["model"].String("");
+    const Field endpoints = p["endpoints"];
+    if (!endpoints.present() || !endpoints.is_sequence()) {
+      endpoints.Fail("must be a list of {url, kind}");
+    }
+    for (const Field& e : endpoints.Items()) {
+      UpstreamConfig u;
+      if (e.is_scalar()) {
+        u = ParseEndpointFlag(e.AsString());
+      } else {
+        e.RequireKnownKeys({"url", "kind"});
+        if (!e["url"].present()) {
+          e["url"].Fail("is required");
+        }
+        u.url = e["url"].AsString();
+        if (e["kind"].present()) {
+          u.kind = KindOf(e["kind"]);
+        }
+      }
+      pool.endpoints.push_back(std::move(u));
+    }
+    c->pools.push_back(std::move(pool));
+  }
+}
+
+GatewayConfig Parse(const Field& root) {
+  GatewayConfig c;
+  if (!root.present()) {
+    return c;
+  }
+  root.RequireKnownKeys({"listen", "router", "scrape", "timeouts", "retries", "health", "pools"});
+  if (const Field s = root["listen"]; s.present()) {
+    ReadListen(s, &c);
+  }
+  if (const Field s = root["router"]; s.present()) {
+    ReadRouter(s, &c);
+  }
+  if (const Field s = root["scrape"]; s.present()) {
+    s.RequireKnownKeys({"interval_s", "timeout_s"});
+    c.scrape_interval_s = Timeout(s["interval_s"], c.scrape_interval_s);
+    c.scrape_timeout_s = Timeout(s["timeout_s"], c.scrape_timeout_s);
+  }
+  if (const Field s = root["timeouts"]; s.present()) {
+    s.RequireKnownKeys({"request_timeout_s", "connect_timeout_s", "drain_timeout_s"});
+    c.request_timeout_s = Timeout(s["request_timeout_s"], c.request_timeout_s);
+    c.connect_timeout_s = Timeout(s["connect_timeout_s"], c.connect_timeout_s);
+    c.drain_timeout_s = Timeout(s["drain_timeout_s"], c.drain_timeout_s);
+  }
+  if (const Field s = root["retries"]; s.present()) {
+    s.RequireKnownKeys({"max_attempts", "budget_ratio", "budget_window_s", "min_retries"});
+    c.max_attempts = IntIn(s["max_attempts"], c.max_attempts, 1, 10);
+    if (const Field f = s["budget_ratio"]; f.present()) {
+      c.retry_budget_ratio = config::InRange(f, f.AsDouble(), -1e-12, 1);
+    }
+    c.retry_budget_window_s = Timeout(s["budget_window_s"], c.retry_budget_window_s);
+    c.min_retries = IntIn(s["min_retries"], c.min_retries, 0, 1000000);
+  }
+  if (const Field s = root["health"]; s.present()) {
+    s.RequireKnownKeys(
+        {"probe_interval_s", "eject_after_errors", "eject_base_s", "max_ejected_fraction"});
+    c.probe_interval_s = Timeout(s["probe_interval_s"], c.probe_interval_s);
+    c.eject_after_errors = IntIn(s["eject_after_errors"], c.eject_after_errors, 1, 1000);
+    c.eject_base_s = Timeout(s["eject_base_s"], c.eject_base_s);
+    if (const Field f = s["max_ejected_fraction"]; f.present()) {
+      c.max_ejected_fraction = config::InRange(f, f.AsDouble(), -1e-12, 1);
+    }
+  }
+  if (const Field s = root["pools"]; s.present()) {
+    if (!s.is_sequence()) {
+      s.Fail("must be a list of {model, endpoints}");
+    }
+    ReadPools(s, &c);
+  }
+  return c;
+}
+
+/// The URL's problem, or empty when it is an http:// URL with a host.
+std::string UrlProblem(const std::string& url) {
+  const auto u = boost::urls::parse_uri(url);
+  if (!u) {
+    return "is not a URL (" + u.error().message() + ")";
+  }
+  if (u->scheme() != "http") {
+    return "must be an http:// URL (TLS upstreams are not supported yet)";
+  }
+  if (u->host().empty()) {
+    return "has no host";
+  }
+  if (u->has_port() && (u->port_number() == 0)) {
+    return "has an invalid port";
+  }
+  if (u->has_query() || u->has_fragment()) {
+    return "must not have a query or fragment";
+  }
+  return "";
+}
+
+}  // namespace
+
+GatewayConfig LoadGatewayConfig(const std::string& path) {
+  if (path.empty()) {
+    return GatewayConfig{};
+  }
+  return Parse(Field::LoadFile(path));
+}
+
+GatewayConfig LoadGatewayConfigFromString(const std::string& yaml, const std::string& origin) {
+  return Parse(Field::LoadString(yaml, origin));
+}
+
+UpstreamConfig ParseEndpointFlag(const std::string& value) {
+  UpstreamConfig u;
+  const std::size_t eq = value.find('=');
+  const std::size_t scheme = value.find("://");
+  if (eq != std::string::npos && (scheme == std::string::npos || eq < scheme)) {
+    routing::EngineKind kind{};
+    const std::string name = value.substr(0, eq);
+    if (!routing::ParseEngineKind(name, &kind)) {
+      throw ConfigError(fmt::format(
+          "endpoint '{}': kind '{}' must be one of vllm, sglang, tgi, llamacpp, spillway, openai",
+          value, name));
+    }
+    u.kind = kind;
+    u.url = value.substr(eq + 1);
+  } else {
+    u.url = value;
+  }
+  if (const std::string problem = UrlProblem(u.url); !problem.empty()) {
+    throw ConfigError(fmt::format("endpoint '{}': {}", value, problem));
+  }
+  return u;
+}
+
+void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
+  auto fail = [&](const std::string& what) { throw ConfigError(origin + ": " + what); };
+  std::set<std::string> urls;
+  std::set<std::string> models;
+  std::size_t endpoints = 0;
+  for (const PoolConfig& p : c.pools) {
+    if (!p.model.empty() && !models.insert(p.model).second) {
+      fail(fmt::format("pools: model '{}' is listed twice", p.model));
+    }
+    if (p.endpoints.empty()) {
+      fail(fmt::format("pools: model '{}' has no endpoints", p.model));
+    }
+    for (const UpstreamConfig& u : p.endpoints) {
+      if (const std::string problem = UrlProblem(u.url); !problem.empty()) {
+        fail(fmt::format("endpoint '{}' {}", u.url, problem));
+      }
+      if (!urls.insert(u.url).second) {
+        fail(fmt::format("endpoint '{}' is listed twice", u.url));
+      }
+      ++endpoints;
+    }
+  }
+  if (endpoints == 0) {
+    fail("no endpoints: give --endpoint URL (repeatable) or pools in --config");
+  }
+  if (!(c.request_timeout_s > c.router.ttft_slo_s)) {
+    fail(fmt::format("timeouts.request_timeout_s ({:g} s) must be above router.ttft_slo_s ({:g} s)",
+                     c.request_timeout_s, c.router.ttft_slo_s));
+  }
+  if (!std::isfinite(c.scrape_interval_s) || c.scrape_interval_s <= 0) {
+    fail("scrape.interval_s must be positive");
+  }
+}
+
+}  // namespace spillway::gateway

@@ -1,0 +1,96 @@
+#pragma once
+// Configuration of `spillway gateway`: the listener, the router (routing/router.h), how often
+// endpoints are scraped and probed, the deadline and retries, and the pools: per model, the
+// upstream endpoints (URL and kind). Typed and validated once at start-up. Every key can come
+// from the YAML file (--config) or, for the common ones, a flag; flags win. Defaults run out
+// of the box on loopback. docs/gateway.md lists every key.
+//
+//   listen:  {host, port, threads, max_connections, max_body_bytes}
+//   router:  {policy, ttft_slo_s, stale_after_s, staleness, seed}
+//   scrape:  {interval_s, timeout_s}
+//   timeouts: {request_timeout_s, connect_timeout_s, drain_timeout_s}
+//   retries: {max_attempts, budget_ratio, budget_window_s, min_retries}
+//   health:  {probe_interval_s, eject_after_errors, eject_base_s, max_ejected_fraction}
+//   pools:   [{model: NAME, endpoints: [{url: URL, kind: KIND}]}]
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "routing/engine_metrics.h"
+#include "routing/router.h"
+
+namespace spillway::gateway {
+
+/// One upstream: its base URL (http://host:port[/prefix]) and what kind of engine it is
+/// (nullopt: detected from its /metrics at the first scrape).
+struct UpstreamConfig {
+  std::string url;
+  std::optional<routing::EngineKind> kind;
+};
+
+/// The endpoints that serve one model. An empty model name: discovered at start-up from the
+/// endpoints' GET /v1/models.
+struct PoolConfig {
+  std::string model;
+  std::vector<UpstreamConfig> endpoints;
+};
+
+struct GatewayConfig {
+  // Listener.
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8080;
+  std::int32_t threads = 0;  ///< 0 = one per core
+  std::int32_t max_connections = 4096;
+  std::size_t max_body_bytes = 1 << 20;
+
+  routing::RouterConfig router;
+  double scrape_interval_s = 0.25;  ///< GET /metrics of every endpoint this often
+  double scrape_timeout_s = 0.5;    ///< a scrape not answered by then failed
+
+  /// The gateway's deadline for a request: the lesson's API-gateway tier (4.5 s, between the
+  /// client's 5 s and the queue-ingress 1 s; overload-and-failure-handling.txt §3.2). At it:
+  /// 504 request_timeout (or an SSE error event once streaming) and the upstream is closed.
+  double request_timeout_s = 4.5;
+  double connect_timeout_s = 0.5;
+  double drain_timeout_s = 30;  ///< SIGTERM: in-flight requests get this long
+
+  /// Retries: only before the first byte reached the client, never on an endpoint already
+  /// tried for the request, at most max_attempts sends in all, and within the budget: retries
+  /// may add at most budget_ratio of the requests of the last budget_window_s (Envoy's retry
+  /// budget; Google SRE book ch. 22), but min_retries are always allowed in a window.
+  std::int32_t max_attempts = 2;
+  double retry_budget_ratio = 0.1;
+  double retry_budget_window_s = 10;
+  std::int32_t min_retries = 3;
+
+  /// Health: /ready probed this often (503 or a refused connection: no new work); passive
+  /// ejection after eject_after_errors consecutive connect errors or 5xx answers other than
+  /// a refusal, for eject_base_s doubling at each re-ejection (Envoy's outlier detection),
+  /// never more than max_ejected_fraction of a pool at once.
+  double probe_interval_s = 0.5;
+  std::int32_t eject_after_errors = 3;
+  double eject_base_s = 1;
+  double max_ejected_fraction = 0.5;
+
+  std::vector<PoolConfig> pools;
+};
+
+/// Loads `path` (may be empty: defaults only). Throws config::ConfigError naming the file,
+/// line, field and value for an unknown key, a wrong type or a value out of range.
+GatewayConfig LoadGatewayConfig(const std::string& path);
+/// The same from YAML text (tests); `origin` names it in errors.
+GatewayConfig LoadGatewayConfigFromString(const std::string& yaml, const std::string& origin);
+
+/// Checks the merged config (file and flags): at least one endpoint, every URL an http:// URL
+/// with a host and a port or the default 80, no endpoint twice, models unique, the timeout
+/// order request_timeout_s > router.ttft_slo_s. `origin` names where the values came from.
+/// Throws config::ConfigError.
+void ValidateGatewayConfig(const GatewayConfig& config, const std::string& origin);
+
+/// Parses "--endpoint" values: "URL" or "KIND=URL" (KIND as routing::ParseEngineKind).
+/// Throws config::ConfigError naming the value.
+UpstreamConfig ParseEndpointFlag(const std::string& value);
+
+}  // namespace spillway::gateway

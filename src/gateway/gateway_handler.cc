@@ -1,0 +1,344 @@
+#include "gateway/gateway_handler.h"
+
+#include <fmt/format.h>
+#include <boost/beast/http/field.hpp>
+#include <boost/json.hpp>
+#include <charconv>
+#include <cmath>
+
+#include "api/overload_contract.h"
+#include "api/request_parser.h"
+#include "api/responses.h"
+#include "gateway/relay.h"
+
+namespace spillway::gateway {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+/// Request headers not passed upstream: hop-by-hop (RFC 9110 §7.6.1) and framing, which the
+/// gateway's own request writes.
+bool PassRequestHeader(std::string_view name) {
+  for (const std::string_view h :
+       {"connection", "keep-alive", "transfer-encoding", "content-length", "host",
+        "proxy-connection", "te", "trailer", "upgrade", "expect"}) {
+    if (beast::iequals(name, h)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<std::int64_t> IntHeader(const net::Request& r, std::string_view name) {
+  const auto it = r.find(name);
+  if (it == r.end()) {
+    return std::nullopt;
+  }
+  const std::string_view v(it->value().data(), it->value().size());
+  std::int64_t out = 0;
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || ptr != v.data() + v.size()) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::string_view StripQuery(std::string_view target) {
+  const auto q = target.find('?');
+  return q == std::string_view::npos ? target : target.substr(0, q);
+}
+
+api::ApiError Error(int status, std::string message, std::string type, std::string code,
+                    std::string param = "") {
+  return {status, std::move(message), std::move(type), std::move(param), std::move(code)};
+}
+
+/// The gateway's own refusal for `reason` (a row of the overload contract).
+api::ApiError Refusal(std::string_view reason, std::string message) {
+  const api::ContractRow* row = api::FindContractRow(reason);
+  return Error(row != nullptr ? row->http_status : 503, std::move(message),
+               std::string(row != nullptr ? row->error_type : "overloaded"), std::string(reason));
+}
+
+}  // namespace
+
+GatewayHandler::GatewayHandler(const GatewayConfig& config,
+                               const std::vector<std::unique_ptr<EndpointPool>>& pools,
+                               GatewayMetrics& metrics, const net::SteadyClock& clock,
+                               const std::atomic<bool>& draining)
+    : config_(config),
+      pools_(pools),
+      metrics_(metrics),
+      clock_(clock),
+      draining_(draining),
+      budget_(config.retry_budget_ratio, config.retry_budget_window_s, config.min_retries) {}
+
+EndpointPool* GatewayHandler::PoolFor(std::string_view model) const {
+  if (model.empty() && pools_.size() == 1) {
+    return pools_.front().get();
+  }
+  for (const auto& p : pools_) {
+    if (p->model() == model) {
+      return p.get();
+    }
+  }
+  return nullptr;
+}
+
+bool GatewayHandler::MayRetry(std::int32_t attempts_made) {
+  if (attempts_made >= config_.max_attempts) {
+    metrics_.retries_denied_total->With({"attempts"}).Inc();
+    return false;
+  }
+  bool allowed = false;
+  {
+    const std::lock_guard lock(budget_mu_);
+    allowed = budget_.TryRetry(clock_.Now());
+  }
+  if (!allowed) {
+    metrics_.retries_denied_total->With({"budget"}).Inc();
+    return false;
+  }
+  return true;
+}
+
+asio::awaitable<void> GatewayHandler::SendError(net::HttpConnection& conn,
+                                                const api::ApiError& error,
+                                                const net::Headers& headers) {
+  std::string body = api::ErrorJson(error);
+  co_await conn.Reply(static_cast<unsigned>(error.http_status), "application/json", std::move(body),
+                      headers);
+}
+
+asio::awaitable<void> GatewayHandler::operator()(net::HttpConnection& conn) {
+  const std::string_view path = StripQuery(conn.target());
+  const http::verb method = conn.request().method();
+  const bool get = method == http::verb::get || method == http::verb::head;
+  if (method == http::verb::post && (path == "/v1/completions" || path == "/v1/chat/completions")) {
+    co_await Completions(conn, path == "/v1/chat/completions");
+    co_return;
+  }
+  unsigned status = 200;
+  std::string body;
+  std::string_view type = "application/json";
+  if (path == "/v1/models" && get) {
+    boost::json::array data;
+    for (const auto& p : pools_) {
+      data.push_back({{"id", p->model()}, {"object", "model"}, {"owned_by", "spillway-gateway"}});
+    }
+    body =
+        boost::json::serialize(boost::json::object{{"object", "list"}, {"data", std::move(data)}});
+  } else if (path == "/health" && get) {
+    body = R"({"status":"ok"})";
+  } else if (path == "/ready" && get) {
+    // Ready while not draining and some endpoint of every pool takes work.
+    const Seconds now = clock_.Now();
+    bool ready = !draining_.load();
+    for (const auto& p : pools_) {
+      bool any = false;
+      for (const EndpointView& v : p->View(now)) {
+        any = any || v.health == routing::EndpointHealth::kHealthy;
+      }
+      ready = ready && any;
+    }
+    status = ready ? 200 : 503;
+    body = draining_.load() ? R"({"status":"draining"})"
+           : ready          ? R"({"status":"ready"})"
+                            : R"({"status":"no_endpoint"})";
+  } else if (path == "/metrics" && get) {
+    body = metrics_.Render(pools_, clock_.Now());
+    type = "text/plain; version=0.0.4; charset=utf-8";
+  } else {
+    status = 404;
+    body = api::ErrorJson(Error(404, "No route for " + std::string(path) + ".",
+                                "invalid_request_error", "not_found"));
+  }
+  co_await conn.Reply(status, type, std::move(body));
+}
+
+asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, bool chat) {
+  const net::Request& request = conn.request();
+  if (draining_.load()) {
+    const api::ApiError e = Refusal("draining", "The gateway is shutting down.");
+    metrics_.requests_total->With({"", "503", "draining", "gateway"}).Inc();
+    co_await SendError(conn, e, api::ContractHeaders("draining", 1));
+    co_return;
+  }
+  auto parsed = api::ParseCompletionRequest(
+      request.body(), chat ? api::Endpoint::kChatCompletions : api::Endpoint::kCompletions);
+  if (!parsed) {
+    metrics_.requests_total
+        ->With({"", std::to_string(parsed.error().http_status), parsed.error().code, "gateway"})
+        .Inc();
+    co_await SendError(conn, parsed.error());
+    co_return;
+  }
+  const api::CompletionRequest& req = *parsed;
+  EndpointPool* pool = PoolFor(req.model);
+  if (pool == nullptr) {
+    std::string served;
+    for (const auto& p : pools_) {
+      served += (served.empty() ? "'" : ", '") + p->model() + "'";
+    }
+    metrics_.requests_total->With({"", "404", "model_not_found", "gateway"}).Inc();
+    co_await SendError(
+        conn, Error(404,
+                    fmt::format("The model '{}' does not exist; this gateway serves {}.", req.model,
+                                served),
+                    "invalid_request_error", "model_not_found", "model"));
+    co_return;
+  }
+  const std::string& model = pool->model();
+
+  routing::RouteRequest route;
+  route.prompt_tokens = !req.prompt_token_ids.empty()
+                            ? static_cast<std::int32_t>(req.prompt_token_ids.size())
+                        : chat ? tokenizer_.CountChatTokens(req.messages)
+                               : tokenizer_.CountTokens(req.prompt_text);
+  route.priority = static_cast<std::int32_t>(
+      std::clamp<std::int64_t>(IntHeader(request, "X-Priority-Class").value_or(0), -1000, 1000));
+  if (const auto ms = IntHeader(request, "x-llm-d-slo-ttft-ms"); ms.has_value() && *ms > 0) {
+    route.ttft_slo_s = static_cast<double>(*ms) / 1000.0;
+  }
+
+  const Seconds received_s = clock_.Now();
+  {
+    const std::lock_guard lock(budget_mu_);
+    budget_.OnRequest(received_s);
+  }
+  metrics_.received_total->Inc();
+  metrics_.in_flight->Inc();
+  ++in_flight_;
+  // Ends the request in exactly one ledger bucket, and counts the reply.
+  auto finish = [&](metrics::Counter* bucket, unsigned status, std::string_view reason,
+                    std::string_view by) {
+    bucket->Inc();
+    metrics_.in_flight->Dec();
+    --in_flight_;
+    metrics_.requests_total
+        ->With({model, std::to_string(status), std::string(reason), std::string(by)})
+        .Inc();
+  };
+
+  RelayRequest relay;
+  relay.path = chat ? "/v1/chat/completions" : "/v1/completions";
+  relay.body = &request.body();
+  relay.deadline_s = received_s + config_.request_timeout_s;
+  relay.connect_timeout_s = config_.connect_timeout_s;
+  for (const auto& f : request) {
+    if (PassRequestHeader(f.name_string())) {
+      relay.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    }
+  }
+
+  std::optional<AttemptResult> last_refusal;  // an endpoint's refusal, passed on if no retry
+  std::int32_t attempts = 0;
+  for (;;) {
+    const EndpointPool::Pick pick = pool->Route(route, clock_.Now());
+    const routing::RouteDecision& d = pick.decision;
+    if (!d.forwarded()) {
+      if (last_refusal.has_value()) {
+        break;  // the retry found no other endpoint: pass the endpoint's refusal on
+      }
+      const std::string reason(ToString(d.reason));
+      const api::ApiError e =
+          attempts > 0
+              ? Refusal("upstream_unavailable",
+                        "The endpoint failed and no other endpoint of the pool could be tried.")
+          : d.verdict == Verdict::kShed
+              ? Refusal(reason, fmt::format("No endpoint of '{}' can start this request within "
+                                            "the TTFT SLO. Retry after {:.0f} s.",
+                                            model, d.retry_after_s))
+              : Refusal(reason, fmt::format("No endpoint of '{}' takes work (all down, ejected "
+                                            "or draining). Retry after {:.0f} s.",
+                                            model, d.retry_after_s));
+      finish(attempts > 0 ? metrics_.failed_total : metrics_.shed_total,
+             static_cast<unsigned>(e.http_status), e.code, "gateway");
+      co_await SendError(conn, e, api::ContractHeaders(e.code, d.retry_after_s));
+      co_return;
+    }
+    const auto i = static_cast<std::size_t>(d.endpoint);
+    if (attempts > 0) {
+      metrics_.retries_total->Inc();
+    }
+    ++attempts;
+    metrics_.forwarded_total->With({model, pool->upstream(i).url}).Inc();
+    const AttemptResult r =
+        co_await RelayAttempt(conn, pool->upstream(i), relay, clock_, [&](Seconds ttft_s) {
+          pool->OnFirstToken(i, route.prompt_tokens, ttft_s, pick.alone);
+          metrics_.ttft_seconds->Observe(ttft_s);
+        });
+    const Seconds now = clock_.Now();
+    pool->OnFinish(i, now, r.end == AttemptResult::End::kRelayed && r.status == 200);
+    using End = AttemptResult::End;
+    switch (r.end) {
+      case End::kRelayed:
+        if (r.status >= 500) {
+          pool->OnError(i, now);
+        } else {
+          pool->OnSuccess(i);
+        }
+        if (r.status == 200 && !r.stream_error.empty()) {
+          finish(metrics_.failed_total, 200, r.stream_error, "endpoint");
+        } else if (r.status == 200) {
+          metrics_.e2e_seconds->Observe(now - received_s);
+          finish(metrics_.completed_total, 200, "ok", "endpoint");
+        } else {
+          finish(metrics_.failed_total, r.status, "relayed", "endpoint");
+        }
+        co_return;
+      case End::kBroken:
+        pool->OnError(i, now);
+        finish(metrics_.failed_total, 200, "upstream_unavailable", "gateway");
+        co_return;
+      case End::kDeadline:
+        if (!r.streamed) {
+          co_await SendError(conn,
+                             Refusal("request_timeout",
+                                     fmt::format("The gateway's request deadline of {:g} s passed.",
+                                                 config_.request_timeout_s)));
+        }
+        finish(metrics_.failed_total, r.streamed ? 200 : 504, "request_timeout", "gateway");
+        co_return;
+      case End::kClientGone:
+        finish(metrics_.cancelled_total, 499, "client_gone", "client");
+        co_return;
+      case End::kRefused:
+        pool->OnSuccess(i);
+        if (r.overload_reason == "draining") {
+          pool->OnDraining(i, now);
+        }
+        last_refusal = r;
+        break;
+      case End::kUnreachable:
+        pool->OnError(i, now);
+        last_refusal.reset();
+        break;
+    }
+    route.exclude.push_back(d.endpoint);
+    if (!pool->AnyEligible(route.exclude, clock_.Now()) || !MayRetry(attempts)) {
+      break;
+    }
+  }
+  // No retry: pass the endpoint's refusal on as it sent it, or say the endpoint failed.
+  if (last_refusal.has_value()) {
+    const AttemptResult& r = *last_refusal;
+    finish(metrics_.failed_total, r.status,
+           r.overload_reason.empty() ? "relayed" : r.overload_reason, "endpoint");
+    std::string body = r.body;
+    co_await conn.Reply(r.status, "application/json", std::move(body), r.headers);
+    co_return;
+  }
+  const Seconds retry_s = pool->DrainTime(clock_.Now());
+  const api::ApiError e = Refusal(
+      "upstream_unavailable",
+      fmt::format("The endpoint failed (refused, reset or closed the connection) and no other "
+                  "endpoint could be tried. Retry after {:.0f} s.",
+                  retry_s));
+  finish(metrics_.failed_total, 503, "upstream_unavailable", "gateway");
+  co_await SendError(conn, e, api::ContractHeaders("upstream_unavailable", retry_s));
+}
+
+}  // namespace spillway::gateway

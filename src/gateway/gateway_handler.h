@@ -1,0 +1,63 @@
+#pragma once
+// The gateway's HTTP routes: POST /v1/completions and /v1/chat/completions (validated as
+// `serve` validates them, routed by the pool's Router, relayed with retries), GET /v1/models
+// (the union of the pools), /health, /ready and /metrics.
+//
+// One overload contract with `serve` (api/overload_contract.h): the gateway's own refusals are
+// 429 queue_delay_exceeded (no endpoint can meet the TTFT SLO; Retry-After from the pool's
+// drain time), 503 no_endpoint (none takes work), 503 upstream_unavailable (the endpoint
+// failed and no other could be tried), 503 draining, 504 request_timeout; an endpoint's own
+// refusal is passed on as it sent it (status, body, Retry-After, X-Overload-Reason) when no
+// retry is made. Request headers honoured: X-Priority-Class (as serve's), x-llm-d-slo-ttft-ms
+// (the request's TTFT SLO).
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "api/openai_types.h"
+#include "api/tokenizer.h"
+#include "gateway/endpoint_pool.h"
+#include "gateway/gateway_config.h"
+#include "gateway/gateway_metrics.h"
+#include "net/clock.h"
+#include "net/http_connection.h"
+#include "routing/retry_budget.h"
+
+namespace spillway::gateway {
+
+class GatewayHandler {
+ public:
+  /// All references must outlive the handler; `draining` is set by the signal handler.
+  GatewayHandler(const GatewayConfig& config,
+                 const std::vector<std::unique_ptr<EndpointPool>>& pools, GatewayMetrics& metrics,
+                 const net::SteadyClock& clock, const std::atomic<bool>& draining);
+
+  boost::asio::awaitable<void> operator()(net::HttpConnection& conn);
+
+  /// Requests received and not yet ended.
+  std::int64_t in_flight() const { return in_flight_.load(); }
+
+ private:
+  boost::asio::awaitable<void> Completions(net::HttpConnection& conn, bool chat);
+  boost::asio::awaitable<void> SendError(net::HttpConnection& conn, const api::ApiError& error,
+                                         const net::Headers& headers = {});
+  /// Whether a retry may be sent now, within max_attempts and the retry budget (takes a
+  /// budget token when so; counts the denial when not).
+  bool MayRetry(std::int32_t attempts_made);
+  EndpointPool* PoolFor(std::string_view model) const;
+
+  const GatewayConfig& config_;
+  const std::vector<std::unique_ptr<EndpointPool>>& pools_;
+  GatewayMetrics& metrics_;
+  const net::SteadyClock& clock_;
+  const std::atomic<bool>& draining_;
+  api::ApproxTokenizer tokenizer_;
+  std::mutex budget_mu_;
+  routing::RetryBudget budget_;
+  std::atomic<std::int64_t> in_flight_{0};
+};
+
+}  // namespace spillway::gateway

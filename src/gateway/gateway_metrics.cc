@@ -1,0 +1,115 @@
+#include "gateway/gateway_metrics.h"
+
+#include <array>
+#include <cmath>
+
+#include "metrics/buckets.h"
+
+namespace spillway::gateway {
+namespace {
+
+constexpr std::array<routing::EndpointHealth, 4> kStates = {
+    routing::EndpointHealth::kHealthy, routing::EndpointHealth::kDraining,
+    routing::EndpointHealth::kEjected, routing::EndpointHealth::kDown};
+
+std::string StateName(routing::EndpointHealth h) {
+  switch (h) {
+    case routing::EndpointHealth::kHealthy:
+      return "healthy";
+    case routing::EndpointHealth::kDraining:
+      return "draining";
+    case routing::EndpointHealth::kEjected:
+      return "ejected";
+    case routing::EndpointHealth::kDown:
+      return "down";
+  }
+  return "down";
+}
+
+}  // namespace
+
+GatewayMetrics::GatewayMetrics() {
+  auto& r = registry;
+  const std::vector<std::string> by_endpoint = {"model", "endpoint"};
+  requests_total = &r.AddCounter("spillway_gateway_requests_total",
+                                 "Replies to the completion routes by status, reason and who "
+                                 "decided (gateway, endpoint, client).",
+                                 {"model", "status", "reason", "by"});
+  received_total =
+      &r.AddCounter("spillway_gateway_received_total", "Completion requests received (valid).")
+           .Get();
+  shed_total = &r.AddCounter("spillway_gateway_shed_total",
+                             "Requests refused by the gateway itself (429, 503).")
+                    .Get();
+  completed_total = &r.AddCounter("spillway_gateway_completed_total",
+                                  "Requests relayed to the end with status 200.")
+                         .Get();
+  failed_total = &r.AddCounter("spillway_gateway_failed_total",
+                               "Requests that ended with an upstream refusal or error passed "
+                               "on, the gateway's deadline, or a broken stream.")
+                      .Get();
+  cancelled_total =
+      &r.AddCounter("spillway_gateway_cancelled_total", "Requests whose client left.").Get();
+  in_flight = &r.AddGauge("spillway_gateway_in_flight", "Requests received, not yet ended.").Get();
+  forwarded_total = &r.AddCounter("spillway_gateway_forwarded_total",
+                                  "Attempts sent to an endpoint (retries included).", by_endpoint);
+  retries_total =
+      &r.AddCounter("spillway_gateway_retries_total", "Attempts sent as retries.").Get();
+  retries_denied_total = &r.AddCounter("spillway_gateway_retries_denied_total",
+                                       "Retries not sent, by why: budget, attempts.", {"why"});
+  ttft_seconds = &r.AddHistogram("spillway_gateway_ttft_seconds",
+                                 "Send to the first relayed bytes of a 200 stream, seconds.",
+                                 metrics::LatencyBucketsSeconds())
+                      .Get();
+  e2e_seconds = &r.AddHistogram("spillway_gateway_e2e_seconds",
+                                "Received to the end of a completed reply, seconds.",
+                                metrics::LatencyBucketsSeconds())
+                     .Get();
+  scrapes_total = &r.AddCounter("spillway_gateway_scrapes_total",
+                                "Scrapes of the endpoints' /metrics by result: ok, error.",
+                                {"model", "endpoint", "result"});
+  endpoint_state = &r.AddGauge("spillway_gateway_endpoint_state",
+                               "1 for the endpoint's state (healthy, draining, ejected, down).",
+                               {"model", "endpoint", "state"});
+  endpoint_stale = &r.AddGauge("spillway_gateway_endpoint_stale",
+                               "1 while the endpoint's metrics are older than stale_after_s "
+                               "(a scrape outage, not overload).",
+                               by_endpoint);
+  scrape_age_seconds =
+      &r.AddGauge("spillway_gateway_scrape_age_seconds",
+                  "Seconds since the endpoint's last good scrape (-1: never).", by_endpoint);
+  endpoint_in_flight =
+      &r.AddGauge("spillway_gateway_endpoint_in_flight",
+                  "The gateway's requests in flight at the endpoint.", by_endpoint);
+  endpoint_waiting = &r.AddGauge("spillway_gateway_endpoint_waiting",
+                                 "Requests waiting at the endpoint, as last scraped.", by_endpoint);
+  endpoint_running = &r.AddGauge("spillway_gateway_endpoint_running",
+                                 "Requests running at the endpoint, as last scraped.", by_endpoint);
+  endpoint_kv_usage =
+      &r.AddGauge("spillway_gateway_endpoint_kv_usage",
+                  "KV cache usage at the endpoint (0-1), as last scraped.", by_endpoint);
+  draining = &r.AddGauge("spillway_gateway_draining", "1 while the gateway drains.").Get();
+  process = std::make_unique<server::ProcessMetrics>(r);
+}
+
+std::string GatewayMetrics::Render(const std::vector<std::unique_ptr<EndpointPool>>& pools,
+                                   Seconds now) {
+  for (const auto& pool : pools) {
+    for (const EndpointView& v : pool->View(now)) {
+      const std::vector<std::string> labels = {pool->model(), v.url};
+      for (const routing::EndpointHealth h : kStates) {
+        endpoint_state->With({pool->model(), v.url, StateName(h)}).Set(v.health == h ? 1 : 0);
+      }
+      endpoint_stale->With(labels).Set(v.stale ? 1 : 0);
+      scrape_age_seconds->With(labels).Set(std::isfinite(v.metrics_age_s) ? v.metrics_age_s : -1);
+      endpoint_in_flight->With(labels).Set(v.in_flight);
+      endpoint_waiting->With(labels).Set(v.load.num_waiting);
+      endpoint_running->With(labels).Set(v.load.num_running);
+      endpoint_kv_usage->With(labels).Set(v.load.kv_usage);
+    }
+  }
+  process->Update();
+  return registry.Render();
+}
+
+}  // namespace spillway::gateway

@@ -1,0 +1,57 @@
+#pragma once
+// Every metric `spillway gateway` exposes on /metrics (`spillway_gateway_*`), declared in one
+// place. Conservation: received == shed + in_flight + completed + failed + cancelled at every
+// moment (routing::RouteLedger), exported as its five counters and the in-flight gauge.
+// Per-endpoint gauges are refreshed from the pools when /metrics is rendered.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gateway/endpoint_pool.h"
+#include "metrics/metrics.h"
+#include "server/process_metrics.h"
+
+namespace spillway::gateway {
+
+struct GatewayMetrics {
+  GatewayMetrics();
+
+  /// The exposition for GET /metrics, with the endpoint gauges of `pools` at `now`.
+  std::string Render(const std::vector<std::unique_ptr<EndpointPool>>& pools, Seconds now);
+
+  metrics::Registry registry;
+
+  /// Replies to the completion routes by status, reason and who decided (`by`: gateway,
+  /// endpoint, client). Reason: the X-Overload-Reason or error code; "ok" for a relayed 200,
+  /// "relayed" for another status relayed as the endpoint sent it, "client_gone" (status 499,
+  /// nginx's) when the client left. A 200 whose stream ended in an SSE error event counts
+  /// under the event's code. `model` is empty for replies made before a pool was chosen.
+  metrics::Family<metrics::Counter>* requests_total;  ///< {model, status, reason, by}
+  // The ledger.
+  metrics::Counter* received_total;
+  metrics::Counter* shed_total;       ///< refused by the gateway itself (429, 503)
+  metrics::Counter* completed_total;  ///< relayed to the end with status 200
+  metrics::Counter* failed_total;     ///< a refusal or error passed on, a deadline, a broken stream
+  metrics::Counter* cancelled_total;  ///< the client left
+  metrics::Gauge* in_flight;
+  metrics::Family<metrics::Counter>* forwarded_total;  ///< attempts sent {model, endpoint}
+  metrics::Counter* retries_total;
+  metrics::Family<metrics::Counter>* retries_denied_total;  ///< {why: budget, attempts}
+  metrics::Histogram* ttft_seconds;  ///< send to the first relayed bytes of a 200 stream
+  metrics::Histogram* e2e_seconds;   ///< received to the end of a completed reply
+  metrics::Family<metrics::Counter>* scrapes_total;  ///< {model, endpoint, result}
+  // Per endpoint, refreshed at render time.
+  metrics::Family<metrics::Gauge>* endpoint_state;  ///< {model, endpoint, state}: 1 for the current
+  metrics::Family<metrics::Gauge>* endpoint_stale;  ///< 1 while its metrics are stale
+  metrics::Family<metrics::Gauge>* scrape_age_seconds;
+  metrics::Family<metrics::Gauge>* endpoint_in_flight;
+  metrics::Family<metrics::Gauge>* endpoint_waiting;  ///< the last scrape's queue
+  metrics::Family<metrics::Gauge>* endpoint_running;
+  metrics::Family<metrics::Gauge>* endpoint_kv_usage;
+  metrics::Gauge* draining;
+
+  std::unique_ptr<server::ProcessMetrics> process;
+};
+
+}  // namespace spillway::gateway

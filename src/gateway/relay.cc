@@ -1,0 +1,270 @@
+#include "gateway/relay.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <memory>
+
+#include "api/overload_contract.h"
+#include "api/responses.h"
+
+namespace spillway::gateway {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
+
+/// Largest upstream answer read whole (a non-streaming completion or an error body).
+constexpr std::uint64_t kMaxAnswerBytes = std::uint64_t{64} << 20;
+
+/// Response headers not passed on: hop-by-hop (RFC 9110 §7.6.1) and those the gateway's own
+/// framing writes.
+bool PassResponseHeader(std::string_view name) {
+  for (const std::string_view h :
+       {"connection", "keep-alive", "transfer-encoding", "content-length", "content-type", "server",
+        "date", "proxy-connection", "te", "trailer", "upgrade"}) {
+    if (beast::iequals(name, h)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+net::Headers PassedHeaders(const http::response_header<>& head) {
+  net::Headers out;
+  for (const auto& f : head) {
+    if (PassResponseHeader(f.name_string())) {
+      out.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    }
+  }
+  return out;
+}
+
+std::string HeaderOr(const http::response_header<>& h, std::string_view name) {
+  const auto it = h.find(name);
+  return it == h.end() ? std::string() : std::string(it->value());
+}
+
+/// Watches the client's socket during one attempt and closes the upstream connection the
+/// moment the client leaves. Runs on the session's strand, as the attempt does.
+struct ClientWatch {
+  bool stopped = false;
+  bool client_gone = false;
+  beast::tcp_stream* upstream = nullptr;  // cleared when the attempt ends
+  asio::cancellation_signal cancel;
+};
+
+asio::awaitable<void> WatchClient(net::HttpConnection& conn, std::shared_ptr<ClientWatch> w) {
+  const bool gone = co_await conn.WaitClientGone();
+  if (w->stopped || !gone) {
+    co_return;  // the attempt ended first, or the client sent more bytes (pipelining)
+  }
+  w->client_gone = true;
+  if (w->upstream != nullptr) {
+    beast::error_code ignored;
+    w->upstream->socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    w->upstream->cancel();
+  }
+}
+
+/// Starts WatchClient and stops it when the attempt ends.
+class WatchScope {
+ public:
+  WatchScope(net::HttpConnection& conn, beast::tcp_stream& upstream,
+             const asio::any_io_executor& ex)
+      : watch_(std::make_shared<ClientWatch>()) {
+    watch_->upstream = &upstream;
+    asio::co_spawn(ex, WatchClient(conn, watch_),
+                   asio::bind_cancellation_slot(watch_->cancel.slot(),
+                                                [w = watch_](const std::exception_ptr&) {}));
+  }
+  ~WatchScope() {
+    watch_->stopped = true;
+    watch_->upstream = nullptr;
+    watch_->cancel.emit(asio::cancellation_type::terminal);
+  }
+  WatchScope(const WatchScope&) = delete;
+  WatchScope& operator=(const WatchScope&) = delete;
+  bool client_gone() const { return watch_->client_gone; }
+
+ private:
+  std::shared_ptr<ClientWatch> watch_;
+};
+
+http::request<http::string_body> MakeRequest(const Upstream& up, const RelayRequest& r) {
+  http::request<http::string_body> req{http::verb::post, up.target.Path(r.path), 11};
+  req.set(http::field::host, up.target.host_header);
+  for (const auto& [name, value] : r.headers) {
+    req.set(name, value);
+  }
+  req.keep_alive(false);
+  req.body() = *r.body;
+  req.prepare_payload();
+  return req;
+}
+
+/// The SSE error event that ends a stream the gateway cannot finish.
+std::string StreamError(std::string_view reason, std::string_view message) {
+  const api::ContractRow* row = api::FindContractRow(reason);
+  const int status = row != nullptr ? row->http_status : 503;
+  const std::string type(row != nullptr ? row->error_type : "overloaded");
+  return api::SseData(
+      api::ErrorJson({status, std::string(message), type, "", std::string(reason)}));
+}
+
+/// Finds an SSE error event (`data: {"error": ...}`, as serve and vLLM send one) in a relayed
+/// stream, across chunk boundaries: keeps the last bytes of each chunk to scan with the next.
+class StreamErrorScan {
+ public:
+  /// Scans `chunk`; true once an error event was seen (code() then names it).
+  bool Feed(std::string_view chunk) {
+    if (!code_.empty()) {
+      return true;
+    }
+    window_.append(chunk);
+    const std::size_t at = window_.find(R"(data: {"error")");
+    if (at == std::string::npos) {
+      if (window_.size() > kKeep) {
+        window_.erase(0, window_.size() - kKeep);
+      }
+      return false;
+    }
+    constexpr std::string_view kCode = R"("code":")";
+    const std::size_t c = window_.find(kCode, at);
+    const std::size_t end = c == std::string::npos ? c : window_.find('"', c + kCode.size());
+    code_ = end == std::string::npos ? "stream_error"
+                                     : window_.substr(c + kCode.size(), end - c - kCode.size());
+    return true;
+  }
+  const std::string& code() const { return code_; }
+
+ private:
+  static constexpr std::size_t kKeep = 64;
+  std::string window_;
+  std::string code_;
+};
+
+}  // namespace
+
+asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Upstream& up,
+                                            const RelayRequest& request,
+                                            const net::SteadyClock& clock,
+                                            const FirstBytes& on_first_bytes) {
+  AttemptResult out;
+  const auto ex = co_await asio::this_coro::executor;
+  beast::tcp_stream stream(ex);
+  const WatchScope watch(conn, stream, ex);
+  const Seconds sent_s = clock.Now();
+  const auto deadline = clock.At(request.deadline_s);
+  const auto connect_by = std::min(deadline, clock.At(sent_s + request.connect_timeout_s));
+  auto ended = [&](AttemptResult::End end, const beast::error_code& ec) {
+    out.end = watch.client_gone() ? AttemptResult::End::kClientGone
+              : ec == beast::error::timeout && clock.Now() >= request.deadline_s
+                  ? AttemptResult::End::kDeadline
+                  : end;
+    out.error = ec.message();
+    return out;
+  };
+
+  stream.expires_at(connect_by);
+  auto [connect_ec, endpoint] = co_await stream.async_connect(up.addresses, kUse);
+  if (connect_ec) {
+    co_return ended(AttemptResult::End::kUnreachable, connect_ec);
+  }
+  beast::error_code ignored;
+  stream.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
+  stream.expires_at(deadline);
+  const http::request<http::string_body> req = MakeRequest(up, request);
+  if (auto [ec, n] = co_await http::async_write(stream, req, kUse); ec) {
+    co_return ended(AttemptResult::End::kUnreachable, ec);
+  }
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kMaxAnswerBytes);
+  if (auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kUse); ec) {
+    co_return ended(AttemptResult::End::kUnreachable, ec);
+  }
+  const auto& head = parser.get();
+  out.status = head.result_int();
+  const bool sse = head[http::field::content_type].starts_with("text/event-stream");
+  if (out.status != 200 || !sse) {
+    if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, kUse); ec) {
+      co_return ended(AttemptResult::End::kUnreachable, ec);
+    }
+    if (out.status == 429 || out.status == 503) {
+      out.end = AttemptResult::End::kRefused;
+      out.overload_reason = HeaderOr(head, "X-Overload-Reason");
+      out.headers = PassedHeaders(head);
+      out.body = std::move(parser.get().body());
+      co_return out;
+    }
+    const std::string content_type = HeaderOr(head, "Content-Type");
+    co_await conn.Reply(out.status, content_type, std::move(parser.get().body()),
+                        PassedHeaders(head));
+    out.end = watch.client_gone() ? AttemptResult::End::kClientGone : AttemptResult::End::kRelayed;
+    co_return out;
+  }
+
+  // An SSE stream: chunk by chunk, each upstream read after the client took the last chunk.
+  out.streamed = true;
+  if (!co_await conn.StartStream(PassedHeaders(head))) {
+    out.end = AttemptResult::End::kClientGone;
+    co_return out;
+  }
+  bool first = true;
+  StreamErrorScan errors;
+  std::string& bytes = parser.get().body();
+  while (!parser.is_done()) {
+    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, kUse);
+    if (!bytes.empty()) {
+      if (first && on_first_bytes) {
+        on_first_bytes(clock.Now() - sent_s);
+      }
+      first = false;
+      if (errors.Feed(bytes)) {
+        out.stream_error = errors.code();
+      }
+      if (!co_await conn.WriteChunk(bytes)) {
+        out.end = AttemptResult::End::kClientGone;
+        co_return out;  // closing `stream` tells the upstream
+      }
+      bytes.clear();
+    }
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message) {
+      break;  // a close-delimited stream, or cut: told apart below by is_done
+    }
+    if (ec) {
+      ended(AttemptResult::End::kBroken, ec);
+      if (out.end == AttemptResult::End::kClientGone) {
+        co_return out;
+      }
+      // (Built before the co_await: GCC 12 destroys a temporary of a conditional expression
+      // inside a co_await twice.)
+      const std::string event =
+          out.end == AttemptResult::End::kDeadline
+              ? StreamError("request_timeout", "The gateway's request deadline passed.")
+              : StreamError("upstream_unavailable", "The endpoint failed mid-stream.");
+      co_await conn.WriteChunk(event);
+      co_await conn.EndStream();
+      co_return out;
+    }
+  }
+  co_await conn.EndStream();
+  out.end = watch.client_gone() ? AttemptResult::End::kClientGone : AttemptResult::End::kRelayed;
+  co_return out;
+}
+
+}  // namespace spillway::gateway

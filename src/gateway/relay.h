@@ -1,0 +1,68 @@
+#pragma once
+// One attempt of a request on one upstream endpoint, relayed to the client: connect, send,
+// read the head; an answer (200, or any status but a refusal) is relayed at once, a stream
+// chunk by chunk as it arrives (the next upstream read waits for the client's write: a slow
+// client slows the upstream read, never buffers without bound); a refusal (429, 503) is
+// returned unrelayed so the caller can retry it elsewhere or pass it on.
+//
+// Cancellation goes through: a watcher on the client's socket closes the upstream connection
+// the moment the client leaves, streaming or not, so the engine sees the disconnect at its
+// next iteration. The gateway's deadline closes the upstream too and answers 504 (or, once a
+// stream has started, ends it with an SSE error event). A new connection per attempt (the
+// upstream's keep-alive is not used yet). Boost.Beast stays in relay.cc.
+
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <string>
+
+#include "gateway/endpoint_pool.h"
+#include "net/clock.h"
+#include "net/http_connection.h"
+
+namespace spillway::gateway {
+
+/// What the client asked, as the gateway forwards it.
+struct RelayRequest {
+  std::string path;  ///< "/v1/completions" or "/v1/chat/completions"
+  const std::string* body = nullptr;
+  net::Headers headers;    ///< end-to-end request headers passed on (Authorization, ...)
+  Seconds deadline_s = 0;  ///< the gateway's request deadline, on the SteadyClock
+  Seconds connect_timeout_s = 0.5;
+};
+
+struct AttemptResult {
+  enum class End : std::uint8_t {
+    kRelayed,      ///< the upstream's answer reached the client (status says which)
+    kRefused,      ///< 429 or 503 from the upstream, nothing sent to the client yet
+    kUnreachable,  ///< connect, write or head read failed: nothing sent to the client yet
+    kBroken,       ///< the upstream failed after the client got bytes (stream ended with
+                   ///< an error event)
+    kDeadline,     ///< the gateway's deadline passed (504 or an SSE error event sent)
+    kClientGone,   ///< the client left; the upstream connection was closed
+  };
+  End end = End::kUnreachable;
+  unsigned status = 0;    ///< the upstream's status, when it answered
+  bool streamed = false;  ///< the answer was an SSE stream
+  std::string error;      ///< transport error text (kUnreachable, kBroken)
+  /// A refusal's body and its contract headers (Retry-After, X-Overload-Reason, ...), to pass
+  /// on when no retry is made.
+  std::string body;
+  net::Headers headers;
+  std::string overload_reason;  ///< X-Overload-Reason of a refusal, if any
+  /// A relayed stream that ended with an SSE error event (e.g. a drop at the queue head after
+  /// a 200 head): its error code ("stream_error" when it names none); empty otherwise.
+  std::string stream_error;
+  bool client_got_bytes() const { return end == End::kRelayed || end == End::kBroken; }
+};
+
+/// Called once with the time from send to the first bytes of a 200 stream (its TTFT at the
+/// gateway; a non-streaming answer arrives whole at the end and says nothing of TTFT).
+using FirstBytes = std::function<void(Seconds)>;
+
+boost::asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn,
+                                                   const Upstream& upstream,
+                                                   const RelayRequest& request,
+                                                   const net::SteadyClock& clock,
+                                                   const FirstBytes& on_first_bytes);
+
+}  // namespace spillway::gateway

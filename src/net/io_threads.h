@@ -1,0 +1,11 @@
+#pragma once
+// Runs an io_context on `threads` threads (0: one per core), the calling thread among them;
+// returns when the io_context stops and every thread has joined.
+
+#include <boost/asio/io_context.hpp>
+
+namespace spillway::net {
+
+void RunOnThreads(boost::asio::io_context& ioc, int threads);
+
+}  // namespace spillway::net

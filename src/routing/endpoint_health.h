@@ -1,0 +1,66 @@
+#pragma once
+// Which endpoints of a pool take new work, from what the gateway sees of them: active probes
+// of /ready and passive outlier detection on the replies it relays (after Envoy's outlier
+// detection: consecutive errors eject an endpoint for a base time that doubles with each
+// ejection, and at most a fraction of the pool is ejected at once, though always at least one
+// may be).
+//
+//   probe /ready 200            -> healthy (unless ejected)
+//   probe /ready 503, or a reply 503 draining -> draining (in-flight requests finish)
+//   probe: connection refused or timed out    -> down
+//   eject_after_errors consecutive connect errors or upstream failures -> ejected until
+//   now + eject_base_s * 2^(ejections - 1) (at most 300 s)
+//
+// A refusal (429, or a 503 of the overload contract other than draining) is the endpoint
+// working as designed: it resets the error count, as a success does. Pure: `now` is passed in.
+// Not thread-safe.
+
+#include <cstdint>
+#include <vector>
+
+#include "core/types.h"
+#include "routing/endpoint_state.h"
+
+namespace spillway::routing {
+
+struct HealthConfig {
+  std::int32_t eject_after_errors = 3;
+  Seconds eject_base_s = 1;
+  Seconds eject_max_s = 300;
+  double max_ejected_fraction = 0.5;
+};
+
+enum class ProbeResult : std::uint8_t { kReady, kNotReady, kUnreachable };
+
+class PoolHealth {
+ public:
+  PoolHealth(std::size_t endpoints, HealthConfig config);
+
+  void OnProbe(std::size_t endpoint, ProbeResult result);
+  /// A reply that says the endpoint drains (503 draining): no new work until a probe says ready.
+  void OnDraining(std::size_t endpoint);
+  /// A connect error, reset, or a reply that is neither an answer nor a refusal (5xx).
+  void OnError(std::size_t endpoint, Seconds now);
+  /// A reply that worked (an answer or a refusal of the contract).
+  void OnSuccess(std::size_t endpoint);
+
+  /// The endpoint's health at `now` (an ejection ends when its time has passed).
+  EndpointHealth HealthAt(std::size_t endpoint, Seconds now) const;
+  /// Times the endpoint was ejected so far.
+  std::int32_t ejections(std::size_t endpoint) const { return state_[endpoint].ejections; }
+
+ private:
+  struct State {
+    ProbeResult probe = ProbeResult::kReady;  // optimistic until the first probe
+    bool draining = false;                    // said by a reply, cleared by a ready probe
+    std::int32_t consecutive_errors = 0;
+    std::int32_t ejections = 0;
+    Seconds ejected_until_s = -kNever;
+  };
+  std::int32_t EjectedAt(Seconds now) const;
+
+  HealthConfig config_;
+  std::vector<State> state_;
+};
+
+}  // namespace spillway::routing

@@ -1,0 +1,107 @@
+#include "gateway/gateway_config.h"
+
+#include <gtest/gtest.h>
+
+#include "common/config_error_of.h"
+
+namespace spillway::gateway {
+namespace {
+
+using testing_util::ErrorOf;
+
+TEST(GatewayConfigTest, DefaultsRunOutOfTheBox) {
+  const GatewayConfig c = LoadGatewayConfig("");
+  EXPECT_EQ(c.port, 8080);
+  EXPECT_EQ(c.router.policy, routing::RouterPolicy::kGateway);
+  EXPECT_EQ(c.router.staleness, routing::Staleness::kFailOpen);
+  EXPECT_EQ(c.request_timeout_s, 4.5) << "the lesson's API-gateway tier";
+  EXPECT_EQ(c.max_attempts, 2);
+  EXPECT_EQ(c.retry_budget_ratio, 0.1);
+  EXPECT_TRUE(c.pools.empty());
+}
+
+TEST(GatewayConfigTest, ReadsEverySection) {
+  const GatewayConfig c = LoadGatewayConfigFromString(R"(
+listen: {host: 0.0.0.0, port: 9000, threads: 2}
+router: {policy: llm-d, ttft_slo_s: 0.5, stale_after_s: 2, staleness: fail-close, seed: 7}
+scrape: {interval_s: 0.1, timeout_s: 0.2}
+timeouts: {request_timeout_s: 10, connect_timeout_s: 0.25, drain_timeout_s: 5}
+retries: {max_attempts: 3, budget_ratio: 0.2, budget_window_s: 5, min_retries: 1}
+health: {probe_interval_s: 1, eject_after_errors: 5, eject_base_s: 2, max_ejected_fraction: 0.3}
+pools:
+  - model: llama-2-7b
+    endpoints:
+      - {url: "http://10.0.0.1:8000", kind: vllm}
+      - "sglang=http://10.0.0.2:30000"
+  - model: llama-3.2-1b
+    endpoints: [{url: "http://10.0.0.3:8000"}]
+)",
+                                                      "gw.yaml");
+  EXPECT_EQ(c.host, "0.0.0.0");
+  EXPECT_EQ(c.port, 9000);
+  EXPECT_EQ(c.router.policy, routing::RouterPolicy::kLlmd);
+  EXPECT_EQ(c.router.ttft_slo_s, 0.5);
+  EXPECT_EQ(c.router.staleness, routing::Staleness::kFailClose);
+  EXPECT_EQ(c.router.seed, 7u);
+  EXPECT_EQ(c.scrape_interval_s, 0.1);
+  EXPECT_EQ(c.request_timeout_s, 10);
+  EXPECT_EQ(c.max_attempts, 3);
+  EXPECT_EQ(c.eject_after_errors, 5);
+  ASSERT_EQ(c.pools.size(), 2u);
+  ASSERT_EQ(c.pools[0].endpoints.size(), 2u);
+  EXPECT_EQ(c.pools[0].endpoints[0].kind, routing::EngineKind::kVllm);
+  EXPECT_EQ(c.pools[0].endpoints[1].kind, routing::EngineKind::kSglang);
+  EXPECT_EQ(c.pools[0].endpoints[1].url, "http://10.0.0.2:30000");
+  EXPECT_FALSE(c.pools[1].endpoints[0].kind.has_value()) << "detected at the first scrape";
+  ValidateGatewayConfig(c, "gw.yaml");
+}
+
+TEST(GatewayConfigTest, ErrorsNameFileLineFieldAndValue) {
+  EXPECT_EQ(ErrorOf([] { LoadGatewayConfigFromString("router:\n  policy: fastest\n", "gw.yaml"); }),
+            "gw.yaml:2: router.policy: must be one of gateway, round-robin, least-requests, "
+            "llm-d, got 'fastest'");
+  EXPECT_NE(ErrorOf([] { LoadGatewayConfigFromString("routr: {}\n", "gw.yaml"); }).find("routr"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] {
+              LoadGatewayConfigFromString(
+                  "pools: [{model: m, endpoints: [{url: x, kind: triton}]}]\n", "gw.yaml");
+            }).find("kind"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] {
+              LoadGatewayConfigFromString("retries: {max_attempts: 0}\n", "gw.yaml");
+            }).find("retries.max_attempts"),
+            std::string::npos);
+}
+
+TEST(GatewayConfigTest, ValidationCatchesWhatNoSingleKeyCan) {
+  GatewayConfig c;
+  EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("no endpoints"),
+            std::string::npos);
+  c.pools.push_back(
+      {"m", {{"http://127.0.0.1:1", std::nullopt}, {"http://127.0.0.1:1", std::nullopt}}});
+  EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("listed twice"),
+            std::string::npos);
+  c.pools[0].endpoints.pop_back();
+  c.request_timeout_s = 0.5;
+  EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("request_timeout_s"),
+            std::string::npos);
+  c.request_timeout_s = 4.5;
+  c.pools[0].endpoints[0].url = "https://api.example.com";
+  EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("http://"), std::string::npos);
+}
+
+TEST(GatewayConfigTest, EndpointFlags) {
+  EXPECT_EQ(ParseEndpointFlag("http://127.0.0.1:8000").url, "http://127.0.0.1:8000");
+  EXPECT_FALSE(ParseEndpointFlag("http://127.0.0.1:8000").kind.has_value());
+  const UpstreamConfig u = ParseEndpointFlag("tgi=http://h:80/prefix");
+  EXPECT_EQ(u.kind, routing::EngineKind::kTgi);
+  EXPECT_EQ(u.url, "http://h:80/prefix");
+  EXPECT_EQ(ErrorOf([] { ParseEndpointFlag("triton=http://h:1"); }),
+            "endpoint 'triton=http://h:1': kind 'triton' must be one of vllm, sglang, tgi, "
+            "llamacpp, spillway, openai");
+  EXPECT_NE(ErrorOf([] { ParseEndpointFlag("127.0.0.1:8000"); }), "");
+  EXPECT_NE(ErrorOf([] { ParseEndpointFlag("http://h:1/?q=1"); }), "");
+}
+
+}  // namespace
+}  // namespace spillway::gateway
