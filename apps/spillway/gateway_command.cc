@@ -49,7 +49,13 @@ void AddFlags(CLI::App* cmd, GatewayArgs* a) {
        "GET /metrics of every endpoint this often");
   Flag(cmd, a, "--request-timeout-s", &C::request_timeout_s,
        "The gateway's deadline: 504 (or an SSE error event) and the upstream closed");
-  Flag(cmd, a, "--max-attempts", &C::max_attempts, "Sends per request, retries included");
+  cmd->add_option_function<std::int32_t>(
+         "--max-attempts",
+         [a](std::int32_t v) {
+           a->apply.push_back([v](gateway::GatewayConfig& c) { c.retry.max_attempts = v; });
+         },
+         "Sends per request, retries included [default: 2]")
+      ->check(CLI::Range(1, 10));
   Flag(cmd, a, "--drain-timeout-s", &C::drain_timeout_s, "SIGTERM drain budget");
   cmd->add_option("--endpoint", a->endpoints,
                   "An upstream, [KIND=]URL (KIND: vllm, sglang, tgi, llamacpp, spillway, openai; "

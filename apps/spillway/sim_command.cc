@@ -37,6 +37,12 @@ struct SimArgs {
   double scrape_interval_s = 0.25;
   std::string staleness = "fail-open";
   double stale_after_s = 1.0;
+  // The fleet flags, to tell given from default (a scenario's fleet: section fills the rest).
+  CLI::Option* replicas_option = nullptr;
+  CLI::Option* router_option = nullptr;
+  CLI::Option* scrape_option = nullptr;
+  CLI::Option* staleness_option = nullptr;
+  CLI::Option* stale_after_option = nullptr;
   std::string json_out;
   bool measure_capacity = false;
   std::string check_invariants = "amortized";
@@ -45,6 +51,25 @@ struct SimArgs {
   double rate_multiplier = 0;
   double time_scale = 0;
 };
+
+/// The scenario's fleet: section for every fleet flag not given.
+void ApplyFleet(const Fleet& fleet, SimArgs* a) {
+  if (fleet.replicas > 0 && a->replicas_option->count() == 0) {
+    a->replicas = fleet.replicas;
+  }
+  if (!fleet.router.empty() && a->router_option->count() == 0) {
+    a->router = fleet.router;
+  }
+  if (fleet.scrape_interval_s.has_value() && a->scrape_option->count() == 0) {
+    a->scrape_interval_s = *fleet.scrape_interval_s;
+  }
+  if (!fleet.staleness.empty() && a->staleness_option->count() == 0) {
+    a->staleness = fleet.staleness;
+  }
+  if (fleet.stale_after_s.has_value() && a->stale_after_option->count() == 0) {
+    a->stale_after_s = *fleet.stale_after_s;
+  }
+}
 
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;
@@ -105,7 +130,7 @@ int RunCapacity(const Scenario& sc, const RunConfig& rc, const SimArgs& a, Outpu
   return 0;
 }
 
-int RunSim(const SimArgs& a) {
+int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not given
   Scenario sc = LoadScenario(a.scenario);
   if (a.rate_multiplier > 0 || a.time_scale > 0) {
     if (sc.arrival.kind != ArrivalProcess::Kind::kTrace) {
@@ -139,6 +164,7 @@ int RunSim(const SimArgs& a) {
     parsed.push_back(policy);
   }
   config::ValidateEngineSettings(a.settings, "flags");
+  ApplyFleet(sc.fleet, &a);
   SimOptions opt;
   opt.seed = seed;
   opt.replicas = a.replicas;
@@ -155,6 +181,7 @@ int RunSim(const SimArgs& a) {
     gateway.scrape_interval_s = a.scrape_interval_s;
     opt.gateway = gateway;
   }
+  opt.faults = sc.fleet.faults;
   std::vector<RunSummary> runs;
   for (const AdmissionPolicy policy : parsed) {
     const RunConfig rc = ResolveRunConfig(sc, policy, profile_dir, a.settings);
@@ -204,10 +231,13 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   args->seed_option =
       sim->add_option("--seed", args->seed, "Random seed (default: the scenario's seed)")
           ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62));
-  sim->add_option("--replicas", args->replicas, "Engine replicas behind the router")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  CLI::Option* router = sim->add_option(
+  args->replicas_option =
+      sim->add_option("--replicas", args->replicas,
+                      "Engine replicas behind the router [default: the scenario's fleet.replicas, "
+                      "else 1]")
+          ->check(CLI::Range(1, 1024))
+          ->capture_default_str();
+  CLI::Option* router = args->router_option = sim->add_option(
       "--router", args->router,
       "How requests reach the replicas: least-loaded (the fewest waiting + running now, an "
       "oracle, no gateway), or through a gateway: gateway (Spillway's: predicted TTFT from "
@@ -217,21 +247,25 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   router
       ->check(CLI::IsMember({"least-loaded", "gateway", "round-robin", "least-requests", "llm-d"}))
       ->capture_default_str();
-  sim->add_option("--scrape-interval-s", args->scrape_interval_s,
-                  "The gateway scrapes each replica's metrics this often, seconds (gateway, "
-                  "llm-d)")
-      ->check(kFinitePositive & CLI::Range(0.01, 60.0))
-      ->capture_default_str();
-  sim->add_option("--staleness", args->staleness,
-                  "--router gateway, metrics older than --stale-after-s: fail-open (route on the "
-                  "gateway's own counts) or fail-close (count the endpoint saturated); llm-d "
-                  "keeps its own 200 ms rule")
-      ->check(CLI::IsMember({"fail-open", "fail-close"}))
-      ->capture_default_str();
-  sim->add_option("--stale-after-s", args->stale_after_s,
-                  "--router gateway: metrics older than this are stale, seconds")
-      ->check(kFinitePositive & CLI::Range(0.01, 3600.0))
-      ->capture_default_str();
+  args->scrape_option =
+      sim->add_option("--scrape-interval-s", args->scrape_interval_s,
+                      "The gateway scrapes each replica's metrics this often, seconds (gateway, "
+                      "llm-d)")
+          ->check(kFinitePositive & CLI::Range(0.01, 60.0))
+          ->capture_default_str();
+  args->staleness_option =
+      sim->add_option(
+             "--staleness", args->staleness,
+             "--router gateway, metrics older than --stale-after-s: fail-open (route on the "
+             "gateway's own counts) or fail-close (count the endpoint saturated); llm-d "
+             "keeps its own 200 ms rule")
+          ->check(CLI::IsMember({"fail-open", "fail-close"}))
+          ->capture_default_str();
+  args->stale_after_option =
+      sim->add_option("--stale-after-s", args->stale_after_s,
+                      "--router gateway: metrics older than this are stale, seconds")
+          ->check(kFinitePositive & CLI::Range(0.01, 3600.0))
+          ->capture_default_str();
   sim->add_option("--json", args->json_out, "Write the run summary JSON here")
       ->check([](const std::string& s) {
         return s.empty() ? std::string("needs a file name") : std::string();

@@ -113,21 +113,22 @@ GatewayConfig Parse(const Field& root) {
   }
   if (const Field s = root["retries"]; s.present()) {
     s.RequireKnownKeys({"max_attempts", "budget_ratio", "budget_window_s", "min_retries"});
-    c.max_attempts = IntIn(s["max_attempts"], c.max_attempts, 1, 10);
+    c.retry.max_attempts = IntIn(s["max_attempts"], c.retry.max_attempts, 1, 10);
     if (const Field f = s["budget_ratio"]; f.present()) {
-      c.retry_budget_ratio = config::InRange(f, f.AsDouble(), -1e-12, 1);
+      c.retry.budget_ratio = config::InRange(f, f.AsDouble(), -1e-12, 1);
     }
-    c.retry_budget_window_s = Timeout(s["budget_window_s"], c.retry_budget_window_s);
-    c.min_retries = IntIn(s["min_retries"], c.min_retries, 0, 1000000);
+    c.retry.budget_window_s = Timeout(s["budget_window_s"], c.retry.budget_window_s);
+    c.retry.min_retries = IntIn(s["min_retries"], c.retry.min_retries, 0, 1000000);
   }
   if (const Field s = root["health"]; s.present()) {
     s.RequireKnownKeys(
         {"probe_interval_s", "eject_after_errors", "eject_base_s", "max_ejected_fraction"});
     c.probe_interval_s = Timeout(s["probe_interval_s"], c.probe_interval_s);
-    c.eject_after_errors = IntIn(s["eject_after_errors"], c.eject_after_errors, 1, 1000);
-    c.eject_base_s = Timeout(s["eject_base_s"], c.eject_base_s);
+    c.health.eject_after_errors =
+        IntIn(s["eject_after_errors"], c.health.eject_after_errors, 1, 1000);
+    c.health.eject_base_s = Timeout(s["eject_base_s"], c.health.eject_base_s);
     if (const Field f = s["max_ejected_fraction"]; f.present()) {
-      c.max_ejected_fraction = config::InRange(f, f.AsDouble(), -1e-12, 1);
+      c.health.max_ejected_fraction = config::InRange(f, f.AsDouble(), -1e-12, 1);
     }
   }
   if (const Field s = root["pools"]; s.present()) {

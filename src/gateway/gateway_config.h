@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "routing/engine_metrics.h"
-#include "routing/router.h"
+#include "routing/pool.h"
 
 namespace spillway::gateway {
 
@@ -38,6 +38,9 @@ struct PoolConfig {
 };
 
 struct GatewayConfig {
+  /// The routing core's settings of every pool.
+  routing::PoolConfig PoolSettings() const { return {router, health, retry}; }
+
   // Listener.
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;
@@ -56,23 +59,20 @@ struct GatewayConfig {
   double connect_timeout_s = 0.5;
   double drain_timeout_s = 30;  ///< SIGTERM: in-flight requests get this long
 
-  /// Retries: only before the first byte reached the client, never on an endpoint already
-  /// tried for the request, at most max_attempts sends in all, and within the budget: retries
-  /// may add at most budget_ratio of the requests of the last budget_window_s (Envoy's retry
-  /// budget; Google SRE book ch. 22), but min_retries are always allowed in a window.
-  std::int32_t max_attempts = 2;
-  double retry_budget_ratio = 0.1;
-  double retry_budget_window_s = 10;
-  std::int32_t min_retries = 3;
+  /// Retries (routing/pool.h): only before the first byte reached the client, never on an
+  /// endpoint already tried for the request, at most retry.max_attempts sends in all, and
+  /// within the budget: retries may add at most retry.budget_ratio of the requests of the last
+  /// retry.budget_window_s (Envoy's retry budget; Google SRE book ch. 22), but
+  /// retry.min_retries are always allowed in a window.
+  routing::RetryConfig retry;
 
-  /// Health: /ready probed this often (503 or a refused connection: no new work); passive
-  /// ejection after eject_after_errors consecutive connect errors or 5xx answers other than
-  /// a refusal, for eject_base_s doubling at each re-ejection (Envoy's outlier detection),
-  /// never more than max_ejected_fraction of a pool at once.
+  /// Health (routing/endpoint_health.h): /ready probed every probe_interval_s (503 or a
+  /// refused connection: no new work); passive ejection after health.eject_after_errors
+  /// consecutive connect errors or 5xx answers other than a refusal, for health.eject_base_s
+  /// doubling at each re-ejection (Envoy's outlier detection), never more than
+  /// health.max_ejected_fraction of a pool at once.
   double probe_interval_s = 0.5;
-  std::int32_t eject_after_errors = 3;
-  double eject_base_s = 1;
-  double max_ejected_fraction = 0.5;
+  routing::HealthConfig health;
 
   std::vector<PoolConfig> pools;
 };

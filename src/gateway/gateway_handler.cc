@@ -68,12 +68,7 @@ GatewayHandler::GatewayHandler(const GatewayConfig& config,
                                const std::vector<std::unique_ptr<EndpointPool>>& pools,
                                GatewayMetrics& metrics, const net::SteadyClock& clock,
                                const std::atomic<bool>& draining)
-    : config_(config),
-      pools_(pools),
-      metrics_(metrics),
-      clock_(clock),
-      draining_(draining),
-      budget_(config.retry_budget_ratio, config.retry_budget_window_s, config.min_retries) {}
+    : config_(config), pools_(pools), metrics_(metrics), clock_(clock), draining_(draining) {}
 
 EndpointPool* GatewayHandler::PoolFor(std::string_view model) const {
   if (model.empty() && pools_.size() == 1) {
@@ -85,23 +80,6 @@ EndpointPool* GatewayHandler::PoolFor(std::string_view model) const {
     }
   }
   return nullptr;
-}
-
-bool GatewayHandler::MayRetry(std::int32_t attempts_made) {
-  if (attempts_made >= config_.max_attempts) {
-    metrics_.retries_denied_total->With({"attempts"}).Inc();
-    return false;
-  }
-  bool allowed = false;
-  {
-    const std::lock_guard lock(budget_mu_);
-    allowed = budget_.TryRetry(clock_.Now());
-  }
-  if (!allowed) {
-    metrics_.retries_denied_total->With({"budget"}).Inc();
-    return false;
-  }
-  return true;
 }
 
 asio::awaitable<void> GatewayHandler::SendError(net::HttpConnection& conn,
@@ -204,10 +182,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   }
 
   const Seconds received_s = clock_.Now();
-  {
-    const std::lock_guard lock(budget_mu_);
-    budget_.OnRequest(received_s);
-  }
+  pool->OnReceived(received_s);
   metrics_.received_total->Inc();
   metrics_.in_flight->Inc();
   ++in_flight_;
@@ -236,7 +211,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   std::optional<AttemptResult> last_refusal;  // an endpoint's refusal, passed on if no retry
   std::int32_t attempts = 0;
   for (;;) {
-    const EndpointPool::Pick pick = pool->Route(route, clock_.Now());
+    const routing::Pool::Pick pick = pool->Route(route, clock_.Now());
     const routing::RouteDecision& d = pick.decision;
     if (!d.forwarded()) {
       if (last_refusal.has_value()) {
@@ -317,8 +292,9 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
         last_refusal.reset();
         break;
     }
-    route.exclude.push_back(d.endpoint);
-    if (!pool->AnyEligible(route.exclude, clock_.Now()) || !MayRetry(attempts)) {
+    routing::RetryDenial why{};
+    if (!pool->MayRetry(&route, d.endpoint, attempts, clock_.Now(), &why)) {
+      metrics_.retries_denied_total->With({std::string(routing::ToString(why))}).Inc();
       break;
     }
   }

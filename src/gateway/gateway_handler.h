@@ -14,7 +14,6 @@
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "api/openai_types.h"
@@ -24,7 +23,6 @@
 #include "gateway/gateway_metrics.h"
 #include "net/clock.h"
 #include "net/http_connection.h"
-#include "routing/retry_budget.h"
 
 namespace spillway::gateway {
 
@@ -44,9 +42,6 @@ class GatewayHandler {
   boost::asio::awaitable<void> Completions(net::HttpConnection& conn, bool chat);
   boost::asio::awaitable<void> SendError(net::HttpConnection& conn, const api::ApiError& error,
                                          const net::Headers& headers = {});
-  /// Whether a retry may be sent now, within max_attempts and the retry budget (takes a
-  /// budget token when so; counts the denial when not).
-  bool MayRetry(std::int32_t attempts_made);
   EndpointPool* PoolFor(std::string_view model) const;
 
   const GatewayConfig& config_;
@@ -55,8 +50,6 @@ class GatewayHandler {
   const net::SteadyClock& clock_;
   const std::atomic<bool>& draining_;
   api::ApproxTokenizer tokenizer_;
-  std::mutex budget_mu_;
-  routing::RetryBudget budget_;
   std::atomic<std::int64_t> in_flight_{0};
 };
 

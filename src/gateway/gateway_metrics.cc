@@ -55,8 +55,9 @@ GatewayMetrics::GatewayMetrics() {
                                   "Attempts sent to an endpoint (retries included).", by_endpoint);
   retries_total =
       &r.AddCounter("spillway_gateway_retries_total", "Attempts sent as retries.").Get();
-  retries_denied_total = &r.AddCounter("spillway_gateway_retries_denied_total",
-                                       "Retries not sent, by why: budget, attempts.", {"why"});
+  retries_denied_total =
+      &r.AddCounter("spillway_gateway_retries_denied_total",
+                    "Retries not sent, by why: attempts, no_endpoint, budget.", {"why"});
   ttft_seconds = &r.AddHistogram("spillway_gateway_ttft_seconds",
                                  "Send to the first relayed bytes of a 200 stream, seconds.",
                                  metrics::LatencyBucketsSeconds())

@@ -37,7 +37,8 @@ struct GatewayMetrics {
   metrics::Gauge* in_flight;
   metrics::Family<metrics::Counter>* forwarded_total;  ///< attempts sent {model, endpoint}
   metrics::Counter* retries_total;
-  metrics::Family<metrics::Counter>* retries_denied_total;  ///< {why: budget, attempts}
+  metrics::Family<metrics::Counter>*
+      retries_denied_total;          ///< {why: attempts, no_endpoint, budget}
   metrics::Histogram* ttft_seconds;  ///< send to the first relayed bytes of a 200 stream
   metrics::Histogram* e2e_seconds;   ///< received to the end of a completed reply
   metrics::Family<metrics::Counter>* scrapes_total;  ///< {model, endpoint, result}

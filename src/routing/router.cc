@@ -122,7 +122,9 @@ RouteDecision Router::Predictive(const RouteRequest& request,
     b += b >= a ? 1 : 0;
     const Candidate& x = meets[static_cast<std::size_t>(a)];
     const Candidate& y = meets[static_cast<std::size_t>(b)];
-    const bool x_wins = x.ttft_s <= y.ttft_s;  // a tie goes to the first drawn: at random
+    // Predictions within tie_tolerance_s are a tie, which goes to the first drawn (at random):
+    // an endpoint measured a few ms faster than another's prior must not take all the load.
+    const bool x_wins = x.ttft_s <= y.ttft_s + config_.tie_tolerance_s;
     best = x_wins ? &x : &y;
   }
   RouteDecision d;

@@ -10,9 +10,10 @@
 // Pickers (RouterPolicy):
 //   gateway          Spillway's: each eligible endpoint's predicted TTFT for this request
 //                    (EndpointState::PredictTtft); among those that meet the TTFT SLO, power of
-//                    two choices (two drawn at random, the lower prediction wins; a tie goes
-//                    to the first drawn, so idle endpoints share the load evenly), so gateways do
-//                    not herd onto one endpoint; 429 when none can.
+//                    two choices (two drawn at random, the lower prediction wins; predictions
+//                    within tie_tolerance_s are a tie, which goes to the first drawn, so idle
+//                    endpoints share the load evenly), so gateways do not herd onto one
+//                    endpoint; 429 when none can.
 //   round-robin      the next eligible endpoint in turn (LiteLLM's simple shuffle, many L7 LBs).
 //   least-requests   the eligible endpoint with the fewest of the gateway's requests in flight
 //                    (vLLM production-stack's router, Envoy LEAST_REQUEST).
@@ -59,6 +60,9 @@ struct RouterConfig {
   Seconds stale_after_s = 1.0;
   Staleness staleness = Staleness::kFailOpen;
   std::uint64_t seed = 1;  ///< power of two choices
+  /// gateway: predicted TTFTs this close are a tie (the first of the two drawn wins), so
+  /// estimates that differ by noise do not herd the load onto one endpoint.
+  Seconds tie_tolerance_s = 0.05;
 };
 
 /// The llm-d endpoint picker's saturation defaults (its utilization detector).

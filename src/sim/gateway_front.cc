@@ -1,12 +1,13 @@
 #include "sim/gateway_front.h"
 
+#include "api/overload_contract.h"
+#include "engine/contract_status.h"
 #include "sim/simulator.h"
 
 namespace spillway {
+namespace {
 
-GatewayFront::GatewayFront(const SimGateway& config, const EngineConfig& engine,
-                           std::int32_t replicas)
-    : router_(config.router), scrape_interval_s_(config.scrape_interval_s) {
+std::vector<routing::EndpointState> Endpoints(const EngineConfig& engine, std::int32_t replicas) {
   routing::EndpointPriors priors;
   const ServiceEstimatorConfig& est = engine.admission.estimator;
   priors.service_rate_rps =
@@ -14,41 +15,111 @@ GatewayFront::GatewayFront(const SimGateway& config, const EngineConfig& engine,
   priors.prefill_tokens_per_s = est.prefill_tokens_per_s_prior > 0 ? est.prefill_tokens_per_s_prior
                                                                    : priors.prefill_tokens_per_s;
   priors.max_running = engine.scheduler.max_num_seqs;
+  std::vector<routing::EndpointState> out;
   for (std::int32_t i = 0; i < replicas; ++i) {
-    pool_.emplace_back("replica-" + std::to_string(i), /*exports_metrics=*/true, priors);
+    out.emplace_back("replica-" + std::to_string(i), /*exports_metrics=*/true, priors);
   }
+  return out;
 }
 
-GatewayFront::Routed GatewayFront::Route(std::int32_t prompt_tokens, std::int32_t priority,
-                                         Seconds now) {
+}  // namespace
+
+GatewayFront::GatewayFront(const SimGateway& config, const EngineConfig& engine,
+                           std::int32_t replicas)
+    : pool_(Endpoints(engine, replicas), {config.router, config.health, config.retry}),
+      scrape_interval_s_(config.scrape_interval_s),
+      probe_interval_s_(config.probe_interval_s) {}
+
+GatewayFront::Outcome GatewayFront::Forward(std::int32_t prompt_tokens, std::int32_t priority,
+                                            Seconds now, const TryReplica& try_replica) {
   ++ledger_.received;
-  Routed out;
-  out.route = router_.Route(routing::RouteRequest{prompt_tokens, priority}, pool_, now);
-  if (!out.route.forwarded()) {
-    ++ledger_.shed;
-    return out;
+  pool_.OnReceived(now);
+  routing::RouteRequest request{prompt_tokens, priority};
+  Outcome out;
+  bool refused_by_replica = false;  // the last attempt's refusal, to pass on
+  for (std::int32_t attempts = 0;;) {
+    const routing::Pool::Pick pick = pool_.Route(request, now);
+    const routing::RouteDecision& d = pick.decision;
+    if (!d.forwarded()) {
+      if (refused_by_replica) {
+        break;  // no other endpoint: the replica's refusal is passed on
+      }
+      if (attempts > 0) {  // an unreachable replica and nowhere else to go
+        out.status = api::StatusOf("upstream_unavailable");
+        out.reason = "upstream_unavailable";
+        out.retry_after_s = pool_.DrainTime(now);
+        ++ledger_.failed;
+        return out;
+      }
+      out.status = ContractStatus(d.reason);
+      out.reason = ToString(d.reason);
+      out.retry_after_s = d.retry_after_s;
+      ++ledger_.shed;
+      return out;
+    }
+    ++attempts;
+    const auto r = static_cast<std::uint32_t>(d.endpoint);
+    const Answer a = try_replica(r);
+    out.replica = r;
+    if (a.kind == Answer::Kind::kAccepted) {
+      out.forwarded = true;
+      out.alone = pick.alone;
+      ++ledger_.in_flight;
+      return out;
+    }
+    pool_.OnFinish(r, now, false);
+    if (a.kind == Answer::Kind::kRefused) {
+      pool_.OnSuccess(r);
+      if (a.reason == "draining") {
+        pool_.OnDraining(r, now);
+      }
+      refused_by_replica = true;
+      out.status = a.status;
+      out.reason = a.reason;
+      out.retry_after_s = a.retry_after_s;
+    } else {
+      pool_.OnError(r, now);
+      refused_by_replica = false;
+    }
+    if (!pool_.MayRetry(&request, d.endpoint, attempts, now)) {
+      if (!refused_by_replica) {
+        out.status = api::StatusOf("upstream_unavailable");
+        out.reason = "upstream_unavailable";
+        out.retry_after_s = pool_.DrainTime(now);
+      }
+      break;
+    }
   }
-  routing::EndpointState& endpoint = pool_[static_cast<std::size_t>(out.route.endpoint)];
-  out.alone = endpoint.QueueAhead(router_.Fresh(endpoint, now)) <= 0;
-  endpoint.OnForward(now);
-  ++ledger_.in_flight;
+  ++ledger_.failed;
   return out;
 }
 
 void GatewayFront::OnEnded(std::uint32_t replica, Seconds now, Ending ending) {
-  pool_[replica].OnFinish(now, ending == Ending::kCompleted);
+  pool_.OnFinish(replica, now, ending == Ending::kCompleted);
   --ledger_.in_flight;
   ++(ending == Ending::kCompleted   ? ledger_.completed
      : ending == Ending::kCancelled ? ledger_.cancelled
                                     : ledger_.failed);
 }
 
-void GatewayFront::Scrape(const std::vector<std::unique_ptr<Engine>>& engines, Seconds now) {
+void GatewayFront::Scrape(const std::vector<std::unique_ptr<Engine>>& engines, Seconds now,
+                          const std::function<bool(std::size_t)>& answers) {
   for (std::size_t i = 0; i < engines.size(); ++i) {
+    if (!answers(i)) {
+      continue;  // no answer: the last scrape ages towards staleness
+    }
     const Engine& engine = *engines[i];
-    pool_[i].OnScrape({engine.scheduler().num_waiting(), engine.scheduler().num_running(),
-                       engine.blocks().usage()},
-                      now);
+    pool_.OnScrape(i,
+                   {engine.scheduler().num_waiting(), engine.scheduler().num_running(),
+                    engine.blocks().usage()},
+                   now);
+  }
+}
+
+void GatewayFront::Probe(Seconds now,
+                         const std::function<routing::ProbeResult(std::size_t)>& probe) {
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    pool_.OnProbe(i, probe(i), now);
   }
 }
 

@@ -1,15 +1,19 @@
 #pragma once
-// The gateway in front of the simulator's replicas (SimOptions::gateway): the routing core
-// (routing/router.h), its view of each replica (routing::EndpointState) and the ledger of every
-// request it received. The simulator calls it at each event; no clock, no I/O.
+// The gateway in front of the simulator's replicas (SimOptions::gateway): the routing core's
+// routing::Pool, the object the live gateway drives (gateway/endpoint_pool.h), and the ledger
+// of every request it received. Forward runs the live gateway's send-and-retry loop
+// (gateway/gateway_handler.cc) against the replicas' immediate answers; scrapes and probes
+// arrive as the simulator's events. No clock, no I/O.
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/engine.h"
 #include "engine/engine_config.h"
-#include "routing/router.h"
+#include "routing/pool.h"
 
 namespace spillway {
 
@@ -17,36 +21,58 @@ struct SimGateway;
 
 class GatewayFront {
  public:
-  /// One EndpointState per replica, starting from the engine's own estimator priors.
+  /// One endpoint per replica, starting from the engine's own estimator priors.
   GatewayFront(const SimGateway& config, const EngineConfig& engine, std::int32_t replicas);
 
-  struct Routed {
-    routing::RouteDecision route;
-    bool alone = false;  ///< sent with nothing predicted ahead: its TTFT measures prefill
+  /// What a replica did with a request the gateway sent it.
+  struct Answer {
+    enum class Kind : std::uint8_t { kAccepted, kRefused, kUnreachable };
+    Kind kind = Kind::kAccepted;
+    int status = 0;  ///< kRefused: the replica's status, reason and Retry-After
+    std::string_view reason;
+    Seconds retry_after_s = 0;
   };
-  /// Routes a request that passed the door; a forward is recorded as sent at `now`, a refusal
-  /// as shed.
-  Routed Route(std::int32_t prompt_tokens, std::int32_t priority, Seconds now);
+  using TryReplica = std::function<Answer(std::uint32_t replica)>;
+
+  /// How the gateway answered a request: sent to `replica` (accepted there), or refused with
+  /// `status`, `reason` and `retry_after_s` (its own refusal, or the replica's passed on).
+  struct Outcome {
+    bool forwarded = false;
+    std::uint32_t replica = 0;  ///< forwarded: where it runs; refused: the last one tried
+    bool alone = false;         ///< sent with nothing predicted ahead: its TTFT measures prefill
+    int status = 0;
+    std::string_view reason;
+    Seconds retry_after_s = 0;
+  };
+  /// Routes a request that passed the door at `now`, as the live gateway does: route, send
+  /// (`try_replica`), and after a refusal or an unreachable replica retry on another one within
+  /// the retry settings and budget (routing::Pool::MayRetry); what is left is refused.
+  Outcome Forward(std::int32_t prompt_tokens, std::int32_t priority, Seconds now,
+                  const TryReplica& try_replica);
 
   enum class Ending : std::uint8_t { kCompleted, kFailed, kCancelled };
-  /// A forwarded request ended at `replica` (kFailed also for the replica's own refusal).
+  /// A forwarded request ended at `replica`.
   void OnEnded(std::uint32_t replica, Seconds now, Ending ending);
   void OnFirstToken(std::uint32_t replica, std::int32_t prompt_tokens, Seconds ttft_s, bool alone) {
-    pool_[replica].OnFirstToken(prompt_tokens, ttft_s, alone);
+    pool_.OnFirstToken(replica, prompt_tokens, ttft_s, alone);
   }
-  /// Every replica's metrics as of `now` (engines[i] is replica i).
-  void Scrape(const std::vector<std::unique_ptr<Engine>>& engines, Seconds now);
+  /// A scrape of every replica at `now` (engines[i] is replica i) for which `answers(i)`.
+  void Scrape(const std::vector<std::unique_ptr<Engine>>& engines, Seconds now,
+              const std::function<bool(std::size_t)>& answers);
+  /// A probe of every replica at `now`.
+  void Probe(Seconds now, const std::function<routing::ProbeResult(std::size_t)>& probe);
 
   /// Empty when the ledger balances (and, with `at_end`, nothing is in flight), else what is
   /// wrong.
   std::string LedgerError(bool at_end) const;
   Seconds scrape_interval_s() const { return scrape_interval_s_; }
+  Seconds probe_interval_s() const { return probe_interval_s_; }
 
  private:
-  routing::Router router_;
-  std::vector<routing::EndpointState> pool_;
+  routing::Pool pool_;
   routing::RouteLedger ledger_;
   Seconds scrape_interval_s_;
+  Seconds probe_interval_s_;
 };
 
 }  // namespace spillway

@@ -17,6 +17,7 @@
 #include "report/scenario_recording.h"
 #include "sim/gateway_front.h"
 #include "sim/invariant_checker.h"
+#include "sim/replica_faults.h"
 #include "workload/arrivals.h"
 #include "workload/retry.h"
 
@@ -30,6 +31,8 @@ enum class EventType : std::uint8_t {
   kRequestDeadline,
   kRetry,
   kScrape,  // the gateway scrapes every replica's metrics
+  kProbe,   // the gateway probes every replica's /ready
+  kFault,   // a fleet fault (kill, drain) takes effect; target: its index
   kTick
 };
 
@@ -90,7 +93,13 @@ class Sim {
   /// The server's request deadline passed before the answer was complete: 504, aborted.
   void TimeOut(std::uint32_t attempt, Seconds now);
   void Tick(std::int64_t second);
-  std::uint32_t PickReplica() const;
+  /// The least-loaded replica that is up; nullopt when none is.
+  std::optional<std::uint32_t> PickReplica() const;
+  void ApplyFault(const FleetFault& fault, Seconds now);
+  /// Replica `r` dies: its unfinished attempts fail (their streams break), it takes no work.
+  void Kill(std::uint32_t r, Seconds now);
+  /// A draining replica whose work is done exits.
+  void MaybeExit(std::uint32_t r);
   void Check(const Engine& engine);
   /// The gateway's view of how attempt `id` ended (no-op without a gateway).
   void EndAtGateway(std::uint32_t id, Seconds now, GatewayFront::Ending ending) {
@@ -118,6 +127,7 @@ class Sim {
   std::optional<GatewayFront> gateway_;
   Seconds last_event_s_ = 0;
   InvariantChecker checker_;
+  ReplicaFaults faults_;
 };
 
 AdmissionConfig DoorConfig(const AdmissionConfig& a) {
@@ -136,7 +146,8 @@ Sim::Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt)
       door_(DoorConfig(rc.admission), 0),
       recorder_(SloOf(sc), PhasesOf(sc)),
       retry_(sc.client),
-      checker_(opt.invariant_checks) {
+      checker_(opt.invariant_checks),
+      faults_(opt.faults, opt.replicas) {
   EngineConfig per_replica = rc;
   per_replica.admission.tenants.clear();  // the door in front of the replicas keeps them
   for (std::int32_t i = 0; i < opt.replicas; ++i) {
@@ -152,10 +163,13 @@ Sim::Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt)
   attempts_.reserve(arrivals_.size());
 }
 
-std::uint32_t Sim::PickReplica() const {
-  std::uint32_t best = 0;
+std::optional<std::uint32_t> Sim::PickReplica() const {
+  std::optional<std::uint32_t> best;
   std::int64_t best_load = INT64_MAX;
   for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
+    if (!faults_.up(i)) {
+      continue;  // the oracle knows at once which replicas are gone or draining
+    }
     const Scheduler& s = replicas_[i]->scheduler();
     const std::int64_t load = s.num_waiting() + s.num_running();
     if (load < best_load) {
@@ -179,33 +193,52 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   }
   AdmissionDecision d =
       door_.DecideRateLimit(AdmissionRequest{a.tenant, a.prompt_tokens, a.output_tokens}, now);
-  std::uint32_t r = 0;
-  bool alone = false;
-  if (gateway_.has_value() && d.admitted()) {
-    const GatewayFront::Routed routed = gateway_->Route(a.prompt_tokens, a.priority, now);
-    const routing::RouteDecision& route = routed.route;
-    if (!route.forwarded()) {
-      OnRejected(logical, 0, now, ContractStatus(route.reason), ToString(route.reason),
-                 route.retry_after_s);
-      return;
-    }
-    r = static_cast<std::uint32_t>(route.endpoint);
-    alone = routed.alone;
-  } else {
-    r = PickReplica();
-  }
-  Engine& engine = *replicas_[r];
-  const auto id = static_cast<std::uint32_t>(attempts_.size());
-  if (d.admitted()) {
-    d = engine.Offer(id, request, now);
-    if (!d.admitted() && gateway_.has_value()) {  // the model server's refusal, relayed
-      gateway_->OnEnded(r, now, GatewayFront::Ending::kFailed);
-    }
-  }
   if (!d.admitted()) {
-    OnRejected(logical, r, now, HttpStatus(d), ToString(d.reason), d.retry_after_s);
+    // (Without a gateway the refusal names the replica the request would have gone to.)
+    const std::uint32_t to = gateway_.has_value() ? 0 : PickReplica().value_or(0);
+    OnRejected(logical, to, now, HttpStatus(d), ToString(d.reason), d.retry_after_s);
     return;
   }
+  const auto id = static_cast<std::uint32_t>(attempts_.size());
+  std::uint32_t r = 0;
+  bool alone = false;
+  if (gateway_.has_value()) {
+    // The replica's answer to each send: unreachable when dead, 503 draining, or its admission.
+    const auto try_replica = [&](std::uint32_t to) {
+      using Answer = GatewayFront::Answer;
+      if (faults_.life(to) == ReplicaFaults::Life::kDead) {
+        return Answer{Answer::Kind::kUnreachable, 0, {}, 0};
+      }
+      if (faults_.life(to) == ReplicaFaults::Life::kDraining) {
+        return Answer{Answer::Kind::kRefused, 503, "draining", 1};
+      }
+      d = replicas_[to]->Offer(id, request, now);
+      return d.admitted() ? Answer{Answer::Kind::kAccepted, 0, {}, 0}
+                          : Answer{Answer::Kind::kRefused, HttpStatus(d), ToString(d.reason),
+                                   d.retry_after_s};
+    };
+    const GatewayFront::Outcome out =
+        gateway_->Forward(a.prompt_tokens, a.priority, now, try_replica);
+    if (!out.forwarded) {
+      OnRejected(logical, out.replica, now, out.status, out.reason, out.retry_after_s);
+      return;
+    }
+    r = out.replica;
+    alone = out.alone;
+  } else {
+    const std::optional<std::uint32_t> picked = PickReplica();
+    if (!picked.has_value()) {
+      OnRejected(logical, 0, now, 503, "no_endpoint", 1);
+      return;
+    }
+    r = *picked;
+    d = replicas_[r]->Offer(id, request, now);
+    if (!d.admitted()) {
+      OnRejected(logical, r, now, HttpStatus(d), ToString(d.reason), d.retry_after_s);
+      return;
+    }
+  }
+  Engine& engine = *replicas_[r];
   attempts_.push_back(Attempt{logical, r, now});
   attempts_.back().alone = alone;
   recorder_.OnAdmitted(now, now, d.verdict == Verdict::kDegrade, ClassName(a));
@@ -240,13 +273,14 @@ void Sim::MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s) 
 
 void Sim::StartStep(std::uint32_t r, Seconds now) {
   Engine& engine = *replicas_[r];
-  if (engine.step_in_flight()) {
+  if (engine.step_in_flight() || faults_.life(r) == ReplicaFaults::Life::kDead) {
     return;
   }
   const StepPlan& plan = engine.BeginStep(now);
   HandleFinished(r, now);
   Check(engine);
   if (plan.empty()) {
+    MaybeExit(r);
     return;
   }
   // Each attempt's share of the step, by its share of the step's tokens.
@@ -255,10 +289,13 @@ void Sim::StartStep(std::uint32_t r, Seconds now) {
     attempts_[s.id].engine_s += engine.ShareOf(s);
   }
   recorder_.OnEngineStep(step.duration_s, step.wasted_s, step.prefill_tokens);
-  Push(now + step.duration_s, EventType::kStepDone, r);
+  Push(now + step.duration_s * faults_.SlowFactor(r, now), EventType::kStepDone, r);
 }
 
 void Sim::OnStepDone(std::uint32_t r, Seconds now) {
+  if (faults_.life(r) == ReplicaFaults::Life::kDead) {
+    return;  // killed mid-step: the step never ends
+  }
   Engine& engine = *replicas_[r];
   engine.EndStep(now);
   for (const TokenEvent& t : engine.events().tokens) {
@@ -281,6 +318,41 @@ void Sim::OnStepDone(std::uint32_t r, Seconds now) {
   HandleFinished(r, now);
   Check(engine);
   StartStep(r, now);
+  MaybeExit(r);
+}
+
+void Sim::MaybeExit(std::uint32_t r) {
+  if (faults_.life(r) == ReplicaFaults::Life::kDraining && replicas_[r]->idle() &&
+      !replicas_[r]->step_in_flight()) {
+    faults_.set_life(r, ReplicaFaults::Life::kDead);  // drained: the process exits
+  }
+}
+
+void Sim::ApplyFault(const FleetFault& fault, Seconds now) {
+  const auto r = static_cast<std::uint32_t>(fault.endpoint);
+  if (faults_.life(r) == ReplicaFaults::Life::kDead) {
+    return;
+  }
+  if (fault.kind == FleetFault::Kind::kKill) {
+    Kill(r, now);
+  } else if (fault.kind == FleetFault::Kind::kDrain) {
+    faults_.set_life(r, ReplicaFaults::Life::kDraining);
+    MaybeExit(r);
+  }
+}
+
+void Sim::Kill(std::uint32_t r, Seconds now) {
+  faults_.set_life(r, ReplicaFaults::Life::kDead);
+  for (std::uint32_t id = 0; id < attempts_.size(); ++id) {
+    Attempt& a = attempts_[id];
+    if (a.replica != r || a.done) {
+      continue;
+    }
+    a.done = true;
+    EndAtGateway(id, now, GatewayFront::Ending::kFailed);
+    recorder_.OnRequestDone(
+        {RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens}, ClassOf(a));
+  }
 }
 
 void Sim::HandleFinished(std::uint32_t r, Seconds now) {
@@ -374,10 +446,14 @@ void Sim::Tick(std::int64_t second) {
   std::int32_t waiting = 0;
   std::int32_t running = 0;
   double kv = 0;
-  for (const auto& engine : replicas_) {
-    waiting += engine->scheduler().num_waiting();
-    running += engine->scheduler().num_running();
-    kv += engine->blocks().usage();
+  for (std::uint32_t r = 0; r < replicas_.size(); ++r) {
+    if (faults_.life(r) == ReplicaFaults::Life::kDead) {
+      continue;  // gone: its last state is no load
+    }
+    const Engine& engine = *replicas_[r];
+    waiting += engine.scheduler().num_waiting();
+    running += engine.scheduler().num_running();
+    kv += engine.blocks().usage();
   }
   recorder_.OnGauges(second, waiting, running, kv / static_cast<double>(replicas_.size()));
 }
@@ -393,10 +469,21 @@ RunSummary Sim::Run() {
   std::size_t next_arrival = 0;
   Push(1.0, EventType::kTick, 0);
   ++periodic_;
+  const auto answers_metrics = [this](Seconds t) {
+    return [this, t](std::size_t r) { return faults_.AnswersMetrics(r, t); };
+  };
   if (gateway_.has_value()) {
-    gateway_->Scrape(replicas_, 0.0);
+    gateway_->Scrape(replicas_, 0.0, answers_metrics(0.0));
     Push(gateway_->scrape_interval_s(), EventType::kScrape, 0);
-    ++periodic_;
+    Push(gateway_->probe_interval_s(), EventType::kProbe, 0);
+    periodic_ += 2;
+  }
+  // Faults are real events: a kill or drain after the last arrival still happens.
+  for (std::uint32_t i = 0; i < faults_.faults().size(); ++i) {
+    const FleetFault& f = faults_.faults()[i];
+    if (f.kind == FleetFault::Kind::kKill || f.kind == FleetFault::Kind::kDrain) {
+      Push(f.at_s, EventType::kFault, i);
+    }
   }
   // Work remains while arrivals are due or the heap holds more than the periodic events.
   const auto work_remains = [&] {
@@ -420,7 +507,8 @@ RunSummary Sim::Run() {
     if (e.type == EventType::kRequestDeadline && attempts_[e.target].done) {
       continue;  // answered in time: the deadline passes unnoticed
     }
-    const bool periodic = e.type == EventType::kTick || e.type == EventType::kScrape;
+    const bool periodic =
+        e.type == EventType::kTick || e.type == EventType::kScrape || e.type == EventType::kProbe;
     if (periodic) {
       --periodic_;
     } else {
@@ -447,11 +535,21 @@ RunSummary Sim::Run() {
         SendAttempt(e.target, e.t);
         break;
       case EventType::kScrape:
-        gateway_->Scrape(replicas_, e.t);
+        gateway_->Scrape(replicas_, e.t, answers_metrics(e.t));
         if (work_remains()) {
           Push(e.t + gateway_->scrape_interval_s(), EventType::kScrape, 0);
           ++periodic_;
         }
+        break;
+      case EventType::kProbe:
+        gateway_->Probe(e.t, [this](std::size_t r) { return faults_.Probe(r); });
+        if (work_remains()) {
+          Push(e.t + gateway_->probe_interval_s(), EventType::kProbe, 0);
+          ++periodic_;
+        }
+        break;
+      case EventType::kFault:
+        ApplyFault(faults_.faults()[e.target], e.t);
         break;
       case EventType::kTick:
         Tick(static_cast<std::int64_t>(e.t) - 1);
@@ -464,11 +562,13 @@ RunSummary Sim::Run() {
   }
   std::int64_t preemptions = 0;
   std::int64_t recomputed = 0;
-  for (const auto& engine : replicas_) {
+  for (std::uint32_t r = 0; r < replicas_.size(); ++r) {
+    const Engine* engine = replicas_[r].get();
     const EngineStats s = engine->stats();
     preemptions += s.num_preemptions_total;
     recomputed += s.num_recomputed_tokens_total;
-    if (!engine->idle()) {
+    // A killed engine keeps what it held when it died; every other one has drained.
+    if (!engine->idle() && faults_.life(r) != ReplicaFaults::Life::kDead) {
       throw SimInvariantError("engine not idle at the end of the run (seed " +
                               std::to_string(opt_.seed) + ")");
     }

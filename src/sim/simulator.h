@@ -24,7 +24,7 @@
 #include <string>
 
 #include "report/run_summary.h"
-#include "routing/router.h"
+#include "routing/pool.h"
 #include "sim/run_config.h"
 #include "workload/scenario.h"
 
@@ -45,7 +45,10 @@ enum class InvariantChecks : std::uint8_t { kEveryStep, kAmortized, kOff };
 /// they do live) and by the replies it relays.
 struct SimGateway {
   routing::RouterConfig router;
+  routing::HealthConfig health;
+  routing::RetryConfig retry;
   Seconds scrape_interval_s = 0.25;
+  Seconds probe_interval_s = 0.5;  ///< /ready probes, as the live gateway's default
 };
 
 struct SimOptions {
@@ -55,6 +58,8 @@ struct SimOptions {
   /// Unset: "least-loaded", the replica with the fewest waiting + running requests right now
   /// (an oracle no live balancer has; the default). Set: the gateway routes.
   std::optional<SimGateway> gateway;
+  /// Endpoint faults (workload/fleet.h): replicas killed, drained, their metrics stale, slowed.
+  std::vector<FleetFault> faults;
 };
 
 /// Runs `scenario` under `config` and returns its summary (source "sim").

@@ -12,6 +12,7 @@
 
 #include "config/engine_settings.h"
 #include "core/types.h"
+#include "workload/fleet.h"
 
 namespace spillway {
 
@@ -130,6 +131,7 @@ struct Scenario {
   /// command-line flags override them, unset ones take the engine's defaults.
   config::EngineSettings settings;
   ScenarioAdmission admission;
+  Fleet fleet;  ///< replicas, router and endpoint faults (workload/fleet.h); empty when absent
 
   /// Length of the arrival schedule, seconds (sum of steps, the Poisson duration, or the
   /// trace window).

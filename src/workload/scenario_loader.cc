@@ -411,7 +411,7 @@ Scenario ParseScenario(const Field& root, const std::string& file, const std::st
     root.Fail("a scenario must be a YAML map");
   }
   root.RequireKnownKeys({"name", "seed", "arrival", "classes", "client", "slo", "objectives",
-                         "engine", "admission", "timeouts"});
+                         "engine", "admission", "timeouts", "fleet"});
   Scenario s;
   s.file = file;
   s.name = NonEmptyString(Required(root, "name"));
@@ -423,6 +423,7 @@ Scenario ParseScenario(const Field& root, const std::string& file, const std::st
   s.slo = ParseSlo(root["slo"]);
   s.objectives = ParseObjectives(root["objectives"]);
   ParseSettings(root, &s);
+  s.fleet = ParseFleet(root["fleet"]);
   return s;
 }
 

@@ -15,8 +15,8 @@ TEST(GatewayConfigTest, DefaultsRunOutOfTheBox) {
   EXPECT_EQ(c.router.policy, routing::RouterPolicy::kGateway);
   EXPECT_EQ(c.router.staleness, routing::Staleness::kFailOpen);
   EXPECT_EQ(c.request_timeout_s, 4.5) << "the lesson's API-gateway tier";
-  EXPECT_EQ(c.max_attempts, 2);
-  EXPECT_EQ(c.retry_budget_ratio, 0.1);
+  EXPECT_EQ(c.retry.max_attempts, 2);
+  EXPECT_EQ(c.retry.budget_ratio, 0.1);
   EXPECT_TRUE(c.pools.empty());
 }
 
@@ -45,8 +45,8 @@ pools:
   EXPECT_EQ(c.router.seed, 7u);
   EXPECT_EQ(c.scrape_interval_s, 0.1);
   EXPECT_EQ(c.request_timeout_s, 10);
-  EXPECT_EQ(c.max_attempts, 3);
-  EXPECT_EQ(c.eject_after_errors, 5);
+  EXPECT_EQ(c.retry.max_attempts, 3);
+  EXPECT_EQ(c.health.eject_after_errors, 5);
   ASSERT_EQ(c.pools.size(), 2u);
   ASSERT_EQ(c.pools[0].endpoints.size(), 2u);
   EXPECT_EQ(c.pools[0].endpoints[0].kind, routing::EngineKind::kVllm);

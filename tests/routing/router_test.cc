@@ -5,6 +5,7 @@
 
 #include "routing/router.h"
 
+#include <map>
 #include <set>
 #include <vector>
 
@@ -60,6 +61,21 @@ TEST(RouterTest, PowerOfTwoChoicesSpreadsLoadAndNeverPicksTheWorstOfThree) {
   }
   // Two distinct of three drawn: the worst (e2) always loses, e1 wins when drawn with e2.
   EXPECT_EQ(picked, (std::set<std::int32_t>{0, 1}));
+}
+
+TEST(RouterTest, PredictionsWithinTheTieToleranceShareTheLoad) {
+  // Queues of 0 and 0.3 requests' worth: 30 ms apart at 10 completions/s, inside the 50 ms
+  // tolerance, so each endpoint wins as often as it is drawn first.
+  std::vector<EndpointState> pool = Pool({0, 0, 0});
+  pool[2].OnForward(0.05);  // one more ahead there since the scrape: 100 ms, outside it
+  Router router(Config());
+  std::map<std::int32_t, int> wins;
+  for (int i = 0; i < 300; ++i) {
+    ++wins[router.Route({.prompt_tokens = 120}, pool, 0.1).endpoint];
+  }
+  EXPECT_GT(wins[0], 100);
+  EXPECT_GT(wins[1], 100);
+  EXPECT_LT(wins[2], wins[0]) << "the later one loses when drawn against an earlier one";
 }
 
 TEST(RouterTest, TheSameSeedMakesTheSameChoices) {

@@ -1,0 +1,102 @@
+#include "routing/pool.h"
+
+#include <algorithm>
+
+namespace spillway::routing {
+
+std::string_view ToString(RetryDenial denial) {
+  switch (denial) {
+    case RetryDenial::kNone:
+      return "";
+    case RetryDenial::kAttempts:
+      return "attempts";
+    case RetryDenial::kNoEndpoint:
+      return "no_endpoint";
+    case RetryDenial::kBudget:
+      return "budget";
+  }
+  return "";
+}
+
+Pool::Pool(std::vector<EndpointState> endpoints, PoolConfig config)
+    : router_(config.router),
+      endpoints_(std::move(endpoints)),
+      health_(endpoints_.size(), config.health),
+      retry_(config.retry),
+      budget_(config.retry.budget_ratio, config.retry.budget_window_s, config.retry.min_retries) {}
+
+void Pool::OnReceived(Seconds now) { budget_.OnRequest(now); }
+
+Pool::Pick Pool::Route(const RouteRequest& request, Seconds now) {
+  for (std::size_t i = 0; i < endpoints_.size(); ++i) {
+    Refresh(i, now);  // ejections end with time
+  }
+  Pick pick;
+  pick.decision = router_.Route(request, endpoints_, now);
+  if (pick.decision.forwarded()) {
+    EndpointState& e = endpoints_[static_cast<std::size_t>(pick.decision.endpoint)];
+    pick.alone = e.QueueAhead(router_.Fresh(e, now)) <= 0 && e.in_flight() == 0;
+    e.OnForward(now);
+  }
+  return pick;
+}
+
+bool Pool::MayRetry(RouteRequest* request, std::int32_t endpoint, std::int32_t attempts,
+                    Seconds now, RetryDenial* why) {
+  request->exclude.push_back(endpoint);
+  RetryDenial denial = RetryDenial::kNone;
+  if (attempts >= retry_.max_attempts) {
+    denial = RetryDenial::kAttempts;
+  } else {
+    bool any = false;
+    for (std::size_t i = 0; i < endpoints_.size() && !any; ++i) {
+      const bool excluded = std::find(request->exclude.begin(), request->exclude.end(),
+                                      static_cast<std::int32_t>(i)) != request->exclude.end();
+      any = !excluded && health_.HealthAt(i, now) == EndpointHealth::kHealthy;
+    }
+    if (!any) {
+      denial = RetryDenial::kNoEndpoint;
+    } else if (!budget_.TryRetry(now)) {
+      denial = RetryDenial::kBudget;
+    }
+  }
+  if (why != nullptr) {
+    *why = denial;
+  }
+  return denial == RetryDenial::kNone;
+}
+
+void Pool::OnFirstToken(std::size_t i, std::int32_t prompt_tokens, Seconds ttft_s, bool alone) {
+  endpoints_[i].OnFirstToken(prompt_tokens, ttft_s, alone);
+}
+
+void Pool::OnFinish(std::size_t i, Seconds now, bool completed) {
+  endpoints_[i].OnFinish(now, completed);
+}
+
+void Pool::OnScrape(std::size_t i, const EndpointLoad& load, Seconds now) {
+  endpoints_[i].OnScrape(load, now);
+}
+
+void Pool::OnProbe(std::size_t i, ProbeResult result, Seconds now) {
+  health_.OnProbe(i, result);
+  Refresh(i, now);
+}
+
+void Pool::OnDraining(std::size_t i, Seconds now) {
+  health_.OnDraining(i);
+  Refresh(i, now);
+}
+
+void Pool::OnError(std::size_t i, Seconds now) {
+  health_.OnError(i, now);
+  Refresh(i, now);
+}
+
+void Pool::OnSuccess(std::size_t i) { health_.OnSuccess(i); }
+
+bool Pool::Stale(std::size_t i, Seconds now) const {
+  return endpoints_[i].exports_metrics() && !router_.Fresh(endpoints_[i], now);
+}
+
+}  // namespace spillway::routing

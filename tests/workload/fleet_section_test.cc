@@ -1,0 +1,85 @@
+// A scenario's fleet: section (workload/fleet.h): replicas, router, scrape settings and endpoint
+// faults, with load errors naming the file, line and field.
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "workload/scenario.h"
+#include "workload/workload_test_util.h"
+
+namespace spillway {
+namespace {
+
+using workload_test::LoadError;
+
+constexpr char kBase[] = R"(name: fleet
+arrival: {process: poisson, rate: 10, duration_s: 10}
+classes:
+  - {name: chat, share: 1, prompt_tokens: 10, output_tokens: 10}
+)";
+
+std::string WithFleet(const std::string& fleet) { return std::string(kBase) + fleet; }
+
+TEST(FleetSectionTest, ReadsReplicasRouterAndFaults) {
+  const Scenario sc = LoadScenarioFromString(WithFleet(R"(fleet:
+  replicas: 3
+  router: llm-d
+  scrape_interval_s: 0.05
+  staleness: fail-close
+  stale_after_s: 2
+  faults:
+    - {fault: kill, endpoint: 1, at_s: 45}
+    - {fault: drain, endpoint: 2, at_s: 60}
+    - {fault: stale_metrics, endpoint: 0, at_s: 40, until_s: 50}
+    - {fault: slow, endpoint: 0, at_s: 40, until_s: 50, factor: 2}
+)"),
+                                             "test.yaml", ".");
+  EXPECT_EQ(sc.fleet.replicas, 3);
+  EXPECT_EQ(sc.fleet.router, "llm-d");
+  EXPECT_EQ(sc.fleet.scrape_interval_s, 0.05);
+  EXPECT_EQ(sc.fleet.staleness, "fail-close");
+  ASSERT_EQ(sc.fleet.faults.size(), 4u);
+  EXPECT_EQ(sc.fleet.faults[0].kind, FleetFault::Kind::kKill);
+  EXPECT_EQ(sc.fleet.faults[0].endpoint, 1);
+  EXPECT_EQ(sc.fleet.faults[1].kind, FleetFault::Kind::kDrain);
+  EXPECT_EQ(sc.fleet.faults[2].kind, FleetFault::Kind::kStaleMetrics);
+  EXPECT_TRUE(sc.fleet.faults[2].ActiveAt(40));
+  EXPECT_FALSE(sc.fleet.faults[2].ActiveAt(50));
+  EXPECT_EQ(sc.fleet.faults[3].factor, 2);
+}
+
+TEST(FleetSectionTest, AScenarioWithoutAFleetHasAnEmptyOne) {
+  const Scenario sc = LoadScenarioFromString(kBase, "test.yaml", ".");
+  EXPECT_EQ(sc.fleet.replicas, 0);
+  EXPECT_TRUE(sc.fleet.router.empty());
+  EXPECT_TRUE(sc.fleet.faults.empty());
+}
+
+TEST(FleetSectionTest, BadFleetsNameTheLineAndField) {
+  EXPECT_EQ(LoadError(WithFleet("fleet:\n  router: nginx\n")),
+            "test.yaml:6: fleet.router: must be one of: least-loaded, gateway, round-robin, "
+            "least-requests, llm-d, got 'nginx'");
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  replicas: 2\n  faults:\n"
+                                "    - {fault: kill, endpoint: 2, at_s: 1}\n"))
+                .find("fleet.faults[0].endpoint"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  faults:\n    - {fault: slow, endpoint: 0, at_s: 1}\n"))
+                .find("until_s"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  faults:\n"
+                                "    - {fault: stale_metrics, endpoint: 0, at_s: 5, until_s: 4}\n"))
+                .find("must be after at_s"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  faults:\n    - {fault: kill, endpoint: 0, at_s: 1, "
+                                "factor: 2}\n"))
+                .find("applies to slow only"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  faults:\n    - {fault: reboot, endpoint: 0, at_s: 1}\n"))
+                .find("fault"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  replica: 2\n")).find("replica"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace spillway
