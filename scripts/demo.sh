@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job (make demo): the reference burst served live three ways, then a real trace.
+# The main job (make demo): the reference burst served live three ways, three engines behind
+# the gateway losing two of them mid-burst, then a real trace.
 #
 #   scripts/demo.sh                  the demo (about 8 minutes after the build)
 #   scripts/demo.sh --burst-runs N   only step 2 (the live burst, three policies), N times, then
@@ -103,8 +104,41 @@ $bin sim --scenario scenarios/seed-burst-short.yaml --compare unbounded,tail-dro
   --json "$out/sim-seed-burst-short.json" | sed 's/^/   /'
 echo "   (The simulator measures engine time exactly; live, bench reads it from the server's /metrics.)"
 
+say "4. Three engines behind spillway gateway, one killed and one drained mid-burst (live)"
+cat <<'TXT'
+   scenarios/fleet/kill-and-drain-short.yaml: the burst above at three times its rates against
+   three emulated engines; engine 1 is killed (SIGKILL) 10 s into the burst and engine 2
+   drained (SIGTERM) 20 s into it, so one engine carries the rest. `spillway fleet` starts the
+   engines, the gateway and the load, and sends the faults; twice, about a minute each: what
+   most fleets run (engines that admit everything behind round-robin), and the two stages
+   (predictive engines behind the gateway, which routes on predicted TTFT and sheds early).
+TXT
+fleet_runs=()
+for run in "unbounded round-robin" "predictive gateway"; do
+  read -r policy router <<<"$run"
+  printf '   %-22s ' "$policy@$router:"
+  $bin fleet --scenario scenarios/fleet/kill-and-drain-short.yaml --policy "$policy" \
+    --router "$router" --no-progress --logs "$out/fleet-$policy-$router" \
+    --json "$out/fleet-$policy-$router.json" >"$out/fleet-$policy-$router.txt" 2>&1
+  echo "done ($out/fleet-$policy-$router.txt)"
+  fleet_runs+=("$out/fleet-$policy-$router.json")
+done
+echo
+$bin report "${fleet_runs[@]}" --out "$out/fleet-report" --table | sed 's/^/   /'
+cat <<'TXT'
+
+   Behind round-robin the surviving engine's queue outgrows the clients' patience and goodput
+   collapses; behind the gateway the killed engine costs only the streams it was running
+   (they end with an SSE error event, never as if complete), the drained one finishes its
+   work, and the gateway keeps sending only what the last engine can serve in time. The
+   simulator runs the same fleet in virtual time with the same routing code:
+TXT
+$bin sim --scenario scenarios/fleet/kill-and-drain-short.yaml --router round-robin,gateway \
+  --compare unbounded,predictive | grep -E '^(policy|admitted|completed|failed|goodput|TTFT p95)' \
+  | sed 's/^/   /'
+
 if [ -f "$trace" ]; then
-  say "4. A real trace, live: Azure LLM inference (conversation), 2 minutes, on h100-llama3-8b"
+  say "5. A real trace, live: Azure LLM inference (conversation), 2 minutes, on h100-llama3-8b"
   echo "   Source: the Azure LLM inference trace 2023, conversation service: Azure/AzurePublicDataset,"
   echo "   data/AzureLLMInferenceTrace_conv.csv, CC-BY-4.0 (read from $trace)."
   echo "   Predictive admission (TTFT SLO 2 s, TPOT 100 ms), at 1x and 3x the recorded load."
@@ -131,7 +165,7 @@ if [ -f "$trace" ]; then
    the excess at the door (429 with Retry-After) and keeps what it admits within the SLOs.
 TXT
 else
-  say "4. (skipped: no trace at $trace)"
+  say "5. (skipped: no trace at $trace)"
   cat <<'TXT'
    The trace is AzureLLMInferenceTrace_conv.csv, the Azure LLM inference trace 2023
    (conversation service) of the Azure/AzurePublicDataset repository on GitHub, file
@@ -140,5 +174,5 @@ else
 TXT
 fi
 
-say "Reports: open $out/live-report/index.html (and $out/azure-report/index.html) in a browser."
+say "Reports: open $out/live-report/index.html, $out/fleet-report/index.html (and $out/azure-report/index.html) in a browser."
 echo "Run summaries (JSON, per-second time series), per-request records and logs are in $out/."

@@ -20,6 +20,10 @@ void AddServeCommand(CLI::App& app, int* exit_code);
 /// endpoint that cannot be resolved or asked for its model, or the port taken; 0 after a drain.
 void AddGatewayCommand(CLI::App& app, int* exit_code);
 
+/// Registers `spillway fleet` (docs/gateway.md). Exit codes: 0 ran; 2 bad input (scenario,
+/// flags); 1 a child that did not start, or the load generator failing.
+void AddFleetCommand(CLI::App& app, int* exit_code);
+
 /// Registers `spillway report` (docs/report.md). Exit codes: 0 written; 2 bad input (a file
 /// missing or unreadable, invalid JSON, a required key missing or of the wrong type); 1 any
 /// other failure (gnuplot not installed or failing, the output directory not writable).

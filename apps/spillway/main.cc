@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   spillway::app::AddSimCommand(app, &exit_code);
   spillway::app::AddServeCommand(app, &exit_code);
   spillway::app::AddGatewayCommand(app, &exit_code);
+  spillway::app::AddFleetCommand(app, &exit_code);
   spillway::app::AddReportCommand(app, &exit_code);
   spillway::app::AddBenchCommand(app, &exit_code);
   spillway::app::AddSoakCheckCommand(app, &exit_code);

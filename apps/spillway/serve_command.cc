@@ -61,6 +61,13 @@ void AddFlags(CLI::App* cmd, ServeArgs* a) {
       "Clients' timeout, validated against the request deadline [default: the request deadline "
       "+ 0.5 s]");
   Flag(cmd, a, "--drain-timeout-s", &C::drain_timeout_s, "SIGTERM drain budget");
+  cmd->add_flag_function(
+      "--fault-metrics-stall-on-sigusr1",
+      [a](std::int64_t) {
+        a->apply.push_back(
+            [](server::ServerConfig& c) { c.fault_metrics_stall_on_sigusr1 = true; });
+      },
+      "Fault injection: each SIGUSR1 toggles a stall of GET /metrics (scrapers time out)");
   AddSettingFlags(cmd, &a->settings);
 }
 

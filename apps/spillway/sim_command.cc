@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -165,35 +166,45 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
   }
   config::ValidateEngineSettings(a.settings, "flags");
   ApplyFleet(sc.fleet, &a);
-  SimOptions opt;
-  opt.seed = seed;
-  opt.replicas = a.replicas;
-  opt.invariant_checks = a.check_invariants == "every" ? InvariantChecks::kEveryStep
-                         : a.check_invariants == "off" ? InvariantChecks::kOff
-                                                       : InvariantChecks::kAmortized;
-  if (a.router != "least-loaded") {
-    SimGateway gateway;
-    // Both names were checked by the options' validators.
-    routing::ParseRouterPolicy(a.router, &gateway.router.policy);
-    routing::ParseStaleness(a.staleness, &gateway.router.staleness);
-    gateway.router.stale_after_s = a.stale_after_s;
-    gateway.router.seed = seed;
-    gateway.scrape_interval_s = a.scrape_interval_s;
-    opt.gateway = gateway;
-  }
-  opt.faults = sc.fleet.faults;
+  SimOptions base;
+  base.seed = seed;
+  base.replicas = a.replicas;
+  base.invariant_checks = a.check_invariants == "every" ? InvariantChecks::kEveryStep
+                          : a.check_invariants == "off" ? InvariantChecks::kOff
+                                                        : InvariantChecks::kAmortized;
+  base.faults = sc.fleet.faults;
+  // Every router given (comma-separated) under every policy: one table, "POLICY@ROUTER".
+  const std::vector<std::string> routers = SplitCommas(a.router);
   std::vector<RunSummary> runs;
-  for (const AdmissionPolicy policy : parsed) {
-    const RunConfig rc = ResolveRunConfig(sc, policy, profile_dir, a.settings);
-    if (runs.empty()) {
-      PrintEngine(rc);
-      if (a.measure_capacity) {
-        return RunCapacity(sc, rc, a, &json);
-      }
+  for (const std::string& router : routers) {
+    SimOptions opt = base;
+    if (router != "least-loaded") {
+      SimGateway gateway;
+      // The names were checked by the options' validators.
+      routing::ParseRouterPolicy(router, &gateway.router.policy);
+      routing::ParseStaleness(a.staleness, &gateway.router.staleness);
+      gateway.router.stale_after_s = a.stale_after_s;
+      // The gateway admits against the scenario's TTFT SLO, as `spillway fleet` tells it to.
+      gateway.router.ttft_slo_s = sc.slo.ttft_s.value_or(gateway.router.ttft_slo_s);
+      gateway.router.seed = seed;
+      gateway.scrape_interval_s = a.scrape_interval_s;
+      opt.gateway = gateway;
     }
-    runs.push_back(Simulate(sc, rc, opt));
-    if (opt.gateway.has_value()) {
-      runs.back().policy += "@" + a.router;  // e.g. predictive@gateway: admission @ router
+    for (const AdmissionPolicy policy : parsed) {
+      const RunConfig rc = ResolveRunConfig(sc, policy, profile_dir, a.settings);
+      if (runs.empty()) {
+        PrintEngine(rc);
+        if (a.measure_capacity) {
+          return RunCapacity(sc, rc, a, &json);
+        }
+      }
+      runs.push_back(Simulate(sc, rc, opt));
+      if (opt.gateway.has_value() || a.replicas > 1) {
+        runs.back().router = router;
+      }
+      if (opt.gateway.has_value() || routers.size() > 1) {
+        runs.back().policy += "@" + router;  // e.g. predictive@gateway: admission @ router
+      }
     }
   }
   std::cout << fmt::format(
@@ -243,9 +254,23 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "oracle, no gateway), or through a gateway: gateway (Spillway's: predicted TTFT from "
       "scraped metrics and measured rates, power of two choices), round-robin, least-requests "
       "(the gateway's own in-flight counts), llm-d (its saturation detector and scorers on "
-      "scraped metrics)");
+      "scraped metrics); several, comma-separated, run side by side (with --compare: every "
+      "policy behind every router)");
   router
-      ->check(CLI::IsMember({"least-loaded", "gateway", "round-robin", "least-requests", "llm-d"}))
+      ->check([](const std::string& list) {
+        const std::vector<std::string> names = SplitCommas(list);
+        if (names.empty()) {
+          return std::string("needs at least one router");
+        }
+        for (const std::string& n : names) {
+          if (std::find(FleetRouterNames().begin(), FleetRouterNames().end(), n) ==
+              FleetRouterNames().end()) {
+            return "unknown router '" + n +
+                   "' (known: least-loaded, gateway, round-robin, least-requests, llm-d)";
+          }
+        }
+        return std::string();
+      })
       ->capture_default_str();
   args->scrape_option =
       sim->add_option("--scrape-interval-s", args->scrape_interval_s,

@@ -52,6 +52,10 @@ struct ServerConfig {
   /// 0.5 s (5 s with the default 4.5 s deadline).
   std::optional<double> client_timeout_s;
   double drain_timeout_s = 30;  ///< SIGTERM: in-flight requests get this long
+
+  /// Fault injection, flag only (the failure suite and `spillway fleet`): each SIGUSR1
+  /// toggles a stall of GET /metrics, so a gateway's scrapes time out and its view goes stale.
+  bool fault_metrics_stall_on_sigusr1 = false;
 };
 
 /// Loads `path` (may be empty: defaults only), checking every key's type and range (every

@@ -243,10 +243,10 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       }
       bytes.clear();
     }
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message) {
-      break;  // a close-delimited stream, or cut: told apart below by is_done
+    if (ec && parser.is_done()) {
+      break;  // a close-delimited stream ends with the connection
     }
-    if (ec) {
+    if (ec) {  // a reset, or EOF before the last chunk (partial_message): the upstream broke
       ended(AttemptResult::End::kBroken, ec);
       if (out.end == AttemptResult::End::kClientGone) {
         co_return out;

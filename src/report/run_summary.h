@@ -93,6 +93,10 @@ struct RunSummary {
   std::string profile;
   std::uint64_t seed = 0;
   std::int32_t replicas = 1;
+  /// How requests reached the replicas: "least-loaded" (the simulator's oracle), a gateway
+  /// router ("gateway", "round-robin", "least-requests", "llm-d"); empty when not known (bench
+  /// against a URL) or one replica without a gateway. In the JSON only when set.
+  std::string router;
   bool cancellation_propagation = true;
 
   double duration_s = 0;  ///< arrival span: the denominator of every rate

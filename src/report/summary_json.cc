@@ -104,6 +104,9 @@ json::object ToValue(const RunSummary& s) {
   o["profile"] = s.profile;
   o["seed"] = s.seed;
   o["replicas"] = s.replicas;
+  if (!s.router.empty()) {
+    o["router"] = s.router;
+  }
   o["cancellation_propagation"] = s.cancellation_propagation;
   o["duration_s"] = s.duration_s;
   o["makespan_s"] = s.makespan_s;

@@ -185,6 +185,7 @@ void ReadIdentity(const Fields& run, RunSummary* s) {
   s->profile = run.String("profile");
   s->seed = static_cast<std::uint64_t>(run.Integer("seed", Need::kOptional));
   s->replicas = static_cast<std::int32_t>(run.Integer("replicas", Need::kOptional));
+  s->router = run.String("router");
   s->cancellation_propagation = run.Bool("cancellation_propagation", true);
   s->duration_s = run.Number("duration_s", Need::kOptional);
   s->makespan_s = run.Number("makespan_s", Need::kOptional);

@@ -240,6 +240,13 @@ asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
     std::string body = ready ? R"({"status":"ready"})" : R"({"status":"draining"})";
     co_await Send(conn, ready ? 200 : 503, std::move(body));
   } else if (path == "/metrics" && get) {
+    if (metrics_stalled_ != nullptr) {
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      for (int i = 0; i < 1200 && metrics_stalled_->load(); ++i) {
+        timer.expires_after(std::chrono::milliseconds(50));
+        co_await timer.async_wait(kUse);
+      }
+    }
     const net::Headers none;
     co_await Send(conn, 200, metrics_.Render(), none, "text/plain; version=0.0.4; charset=utf-8");
   } else {

@@ -29,6 +29,10 @@ class ApiHandler {
 
   asio::awaitable<void> operator()(net::HttpConnection& conn);
 
+  /// Fault injection (serve --fault-metrics-stall-on-sigusr1): while `*stalled`, GET /metrics
+  /// is not answered (it waits, up to 60 s, as a hung exporter does), so scrapers time out.
+  void set_metrics_stall(const std::atomic<bool>* stalled) { metrics_stalled_ = stalled; }
+
  private:
   struct Caller;
   /// The API key the request names (Authorization: Bearer KEY, scheme case-insensitive):
@@ -53,6 +57,7 @@ class ApiHandler {
   const api::Tokenizer& tokenizer_;
   const net::SteadyClock& clock_;
   const std::atomic<bool>& draining_;
+  const std::atomic<bool>* metrics_stalled_ = nullptr;
   std::atomic<std::uint64_t> next_response_id_{1};
 };
 

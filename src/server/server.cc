@@ -46,6 +46,7 @@ struct Server::Impl {
   ServerMetrics metrics;
   api::ApproxTokenizer tokenizer;
   std::atomic<bool> draining{false};
+  std::atomic<bool> metrics_stalled{false};  // fault injection: SIGUSR1 toggles it
   std::unique_ptr<EngineService> engine;
   std::unique_ptr<ApiHandler> handler;
   std::unique_ptr<net::HttpServer> http;
@@ -54,6 +55,20 @@ struct Server::Impl {
 
   explicit Impl(ServerConfig c)
       : config(std::move(c)), engine_config(ResolveServedEngine(config)), metrics(config.model) {}
+
+  /// Each SIGUSR1 toggles the /metrics stall (fault injection).
+  void WaitForStallToggles(asio::signal_set& signals) {
+    signals.async_wait([this, &signals](const boost::system::error_code& ec, int) {
+      if (ec) {
+        return;
+      }
+      const bool stalled = !metrics_stalled.load();
+      metrics_stalled = stalled;
+      std::cerr << "spillway serve: fault injection: GET /metrics "
+                << (stalled ? "stalled" : "answers again") << "\n";
+      WaitForStallToggles(signals);
+    });
+  }
 
   void BeginDrain() {
     if (draining.exchange(true)) {
@@ -119,6 +134,12 @@ int Server::Run() {
       [handler](net::HttpConnection& conn) { return (*handler)(conn); });
   m.http->Start();
   m.engine->Start();
+  asio::signal_set stall(m.ioc);
+  if (m.config.fault_metrics_stall_on_sigusr1) {
+    m.handler->set_metrics_stall(&m.metrics_stalled);
+    stall.add(SIGUSR1);
+    m.WaitForStallToggles(stall);
+  }
   asio::signal_set signals(m.ioc, SIGTERM, SIGINT);
   signals.async_wait([&m](const boost::system::error_code& ec, int) {
     if (!ec) {

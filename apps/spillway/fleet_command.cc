@@ -1,0 +1,228 @@
+// `spillway fleet`: a fleet scenario live on this machine (docs/gateway.md, "A fleet, live"):
+// N `spillway serve` emulated engines on loopback, `spillway gateway` in front of them, the
+// scenario's load from `spillway bench`'s driver against the gateway, and the scenario's
+// fleet faults injected on their schedule (kill: SIGKILL; drain: SIGTERM; stale_metrics: the
+// engine's GET /metrics stalled for the window, serve's --fault-metrics-stall-on-sigusr1). The
+// same scenario runs in virtual time with `spillway sim`; the summary has the same rows.
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include "cli_checks.h"
+
+#include "child_process.h"
+#include "commands.h"
+#include "config/config_error.h"
+#include "loadgen/bench_runner.h"
+#include "output_file.h"
+#include "report/summary_json.h"
+#include "report/table.h"
+#include "workload/scenario.h"
+
+namespace spillway::app {
+namespace {
+
+struct FleetArgs {
+  std::string scenario;
+  std::int32_t replicas = 0;  // 0: the scenario's fleet.replicas, else 3
+  std::string router;         // empty: the scenario's fleet.router, else gateway
+  std::string policy;         // empty: the scenario's
+  std::string policy_label;
+  std::string json_out;
+  std::string logs_dir;
+  bool no_faults = false;
+  bool no_progress = false;
+};
+
+/// One fault's signal at a time since the load started.
+struct FaultAction {
+  Seconds at_s = 0;
+  std::size_t engine = 0;
+  int signal = 0;
+  std::string what;
+};
+
+std::vector<FaultAction> Schedule(const std::vector<FleetFault>& faults) {
+  std::vector<FaultAction> out;
+  for (const FleetFault& f : faults) {
+    const auto e = static_cast<std::size_t>(f.endpoint);
+    switch (f.kind) {
+      case FleetFault::Kind::kKill:
+        out.push_back({f.at_s, e, SIGKILL, fmt::format("engine {} killed (SIGKILL)", e)});
+        break;
+      case FleetFault::Kind::kDrain:
+        out.push_back({f.at_s, e, SIGTERM, fmt::format("engine {} drained (SIGTERM)", e)});
+        break;
+      case FleetFault::Kind::kStaleMetrics:
+        out.push_back({f.at_s, e, SIGUSR1, fmt::format("engine {} /metrics stalled", e)});
+        out.push_back({f.until_s, e, SIGUSR1, fmt::format("engine {} /metrics answers again", e)});
+        break;
+      case FleetFault::Kind::kSlow:
+        std::cerr << "spillway fleet: the slow fault is simulated only (spillway sim); skipped\n";
+        break;
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FaultAction& a, const FaultAction& b) { return a.at_s < b.at_s; });
+  return out;
+}
+
+int RunFleet(const FleetArgs& a) {
+  const Scenario sc = LoadScenario(a.scenario);
+  const std::int32_t replicas = a.replicas > 0          ? a.replicas
+                                : sc.fleet.replicas > 0 ? sc.fleet.replicas
+                                                        : 3;
+  std::string router = !a.router.empty() ? a.router : sc.fleet.router;
+  if (router.empty() || router == "least-loaded") {
+    router = "gateway";  // least-loaded is the simulator's oracle: live, a gateway routes
+  }
+  const std::vector<FaultAction> faults =
+      a.no_faults ? std::vector<FaultAction>{} : Schedule(sc.fleet.faults);
+  for (const FaultAction& f : faults) {
+    if (f.engine >= static_cast<std::size_t>(replicas)) {
+      throw config::ConfigError(
+          fmt::format("{}: fleet.faults: engine {} does not exist ({} replicas)", a.scenario,
+                      f.engine, replicas));
+    }
+  }
+  const std::string logs =
+      a.logs_dir.empty()
+          ? (std::filesystem::temp_directory_path() / fmt::format("spillway-fleet-{}", ::getpid()))
+                .string()
+          : a.logs_dir;
+  std::filesystem::create_directories(logs);
+  OutputFile json(a.json_out, "--json");  // replaced only when the run succeeds
+
+  std::vector<std::unique_ptr<ChildProcess>> engines;
+  for (std::int32_t i = 0; i < replicas; ++i) {
+    std::vector<std::string> args = {"serve",      "--port",   "0",
+                                     "--scenario", a.scenario, "--fault-metrics-stall-on-sigusr1"};
+    if (!a.policy.empty()) {
+      args.insert(args.end(), {"--policy", a.policy});
+    }
+    engines.push_back(
+        std::make_unique<ChildProcess>(args, fmt::format("{}/serve-{}.log", logs, i)));
+  }
+  std::vector<std::string> gateway_args = {"gateway", "--port", "0", "--router", router};
+  for (auto& e : engines) {
+    gateway_args.insert(gateway_args.end(), {"--endpoint", e->WaitUntilListening(15)});
+  }
+  if (sc.slo.ttft_s.has_value()) {
+    gateway_args.insert(gateway_args.end(), {"--ttft-slo-s", fmt::format("{}", *sc.slo.ttft_s)});
+  }
+  if (sc.fleet.scrape_interval_s.has_value()) {
+    gateway_args.insert(gateway_args.end(),
+                        {"--scrape-interval-s", fmt::format("{}", *sc.fleet.scrape_interval_s)});
+  }
+  if (!sc.fleet.staleness.empty()) {
+    gateway_args.insert(gateway_args.end(), {"--staleness", sc.fleet.staleness});
+  }
+  if (sc.fleet.stale_after_s.has_value()) {
+    gateway_args.insert(gateway_args.end(),
+                        {"--stale-after-s", fmt::format("{}", *sc.fleet.stale_after_s)});
+  }
+  ChildProcess gateway(gateway_args, logs + "/gateway.log");
+  loadgen::BenchOptions o;
+  o.target_url = gateway.WaitUntilListening(15);
+  o.seed = sc.seed;
+  o.policy_label = a.policy_label.empty() ? (a.policy.empty() ? "fleet" : a.policy) + "@" + router
+                                          : a.policy_label;
+  o.progress = !a.no_progress && ::isatty(STDERR_FILENO) == 1;
+  // Give the gateway a first scrape of every engine before the load starts.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+
+  std::jthread injector([&faults, &engines](std::stop_token stop) {
+    const auto start = std::chrono::steady_clock::now();
+    for (const FaultAction& f : faults) {
+      const auto when = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(f.at_s));
+      while (std::chrono::steady_clock::now() < when) {
+        if (stop.stop_requested()) {
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      engines[f.engine]->Signal(f.signal);
+      std::cerr << fmt::format("spillway fleet: t = {:.1f} s: {}\n", f.at_s, f.what);
+    }
+  });
+  loadgen::BenchResult r = loadgen::RunBench(sc, o);
+  injector.request_stop();
+  injector.join();
+  r.summary.replicas = replicas;
+  r.summary.router = router;
+  gateway.Stop(5);
+  for (auto& e : engines) {
+    e->Stop(5);
+  }
+  std::cout << fmt::format(
+      "scenario {} ({}), seed {}, {} emulated engines behind spillway gateway (router {}), "
+      "live over HTTP on loopback; logs in {}\n",
+      sc.name, sc.file, o.seed, replicas, router, logs);
+  for (const FaultAction& f : faults) {
+    std::cout << fmt::format("  fault at {:.1f} s: {}\n", f.at_s, f.what);
+  }
+  std::cout << "\n" << CompareTable({r.summary});
+  std::cout << fmt::format("\nclient: transport errors {}, peak in flight {}\n", r.transport_errors,
+                           r.max_in_flight);
+  if (std::ofstream* out = json.stream()) {
+    *out << SummaryToJson(r.summary);
+    json.Commit();
+    std::cout << "\nsummary written to " << a.json_out << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddFleetCommand(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<FleetArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "fleet",
+      "Run a fleet scenario live: emulated engines behind spillway gateway, the load, the faults");
+  cmd->add_option("--scenario", a->scenario, "Scenario YAML file with a fleet: section")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--replicas", a->replicas,
+                  "Engines [default: the scenario's fleet.replicas, else 3]")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--router", a->router,
+                  "The gateway's router: gateway, round-robin, least-requests, llm-d [default: "
+                  "the scenario's fleet.router, else gateway]")
+      ->check(CLI::IsMember({"gateway", "round-robin", "least-requests", "llm-d"}));
+  cmd->add_option("--policy", a->policy,
+                  "The engines' admission: unbounded, tail-drop, predictive [default: the "
+                  "scenario's]")
+      ->check(CLI::IsMember({"unbounded", "tail-drop", "predictive"}));
+  cmd->add_option("--policy-label", a->policy_label,
+                  "Name of this run in the table and JSON [default: POLICY@ROUTER]");
+  cmd->add_option("--json", a->json_out, "Write the run summary JSON here")->check(kNonEmptyPath);
+  cmd->add_option("--logs", a->logs_dir,
+                  "Directory for the engines' and the gateway's logs [default: a temporary one]");
+  cmd->add_flag("--no-faults", a->no_faults, "Run without the scenario's fleet faults");
+  cmd->add_flag("--no-progress", a->no_progress, "No progress line, even on a terminal");
+  cmd->callback([a, exit_code] {
+    try {
+      *exit_code = RunFleet(*a);
+    } catch (const config::ConfigError& e) {
+      std::cerr << "spillway fleet: " << e.what() << "\n";
+      *exit_code = 2;
+    } catch (const std::exception& e) {
+      std::cerr << "spillway fleet: error: " << e.what() << "\n";
+      *exit_code = 1;
+    }
+  });
+}
+
+}  // namespace spillway::app
