@@ -103,14 +103,16 @@ void LoadTimeouts(const Field& t, ServerConfig* c) {
   ReadTimeout(t["drain_timeout_s"], &c->drain_timeout_s);
 }
 
-void LoadKeys(const Field& keys, ServerConfig* c) {
+}  // namespace
+
+void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out) {
   if (!keys.present()) {
     return;
   }
-  for (const Field& k : keys.Items()) {
+  for (const config::Field& k : keys.Items()) {
     k.RequireKnownKeys({"key", "tenant", "rate_rps", "burst", "max_priority"});
     const std::string key = k["key"].AsString();
-    if (key.empty() || c->api_keys.count(key) != 0) {
+    if (key.empty() || out->count(key) != 0) {
       k["key"].Fail("must be a non-empty key not listed before");
     }
     ApiKey a;
@@ -125,9 +127,11 @@ void LoadKeys(const Field& keys, ServerConfig* c) {
       }
     }
     ReadInt(k["max_priority"], &a.max_priority, 0, 1 << 20);
-    c->api_keys.emplace(key, a);
+    out->emplace(key, a);
   }
 }
+
+namespace {
 
 ServerConfig ParseServerConfig(const Field& root) {
   ServerConfig c;
@@ -139,7 +143,7 @@ ServerConfig ParseServerConfig(const Field& root) {
   LoadEngine(root["engine"], &c);
   config::ReadEngineSettings(root["admission"], "admission", {}, &c.engine);
   LoadTimeouts(root["timeouts"], &c);
-  LoadKeys(root["api_keys"], &c);
+  LoadApiKeys(root["api_keys"], &c.api_keys);
   return c;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/engine_settings.h"
+#include "config/yaml_reader.h"
 
 namespace spillway::server {
 
@@ -57,6 +58,11 @@ struct ServerConfig {
   /// toggles a stall of GET /metrics, so a gateway's scrapes time out and its view goes stale.
   bool fault_metrics_stall_on_sigusr1 = false;
 };
+
+/// Reads an `api_keys` list ([{key, tenant, rate_rps, burst, max_priority}], absent: none)
+/// into `out`, as serve's config and the gateway's read it. Throws config::ConfigError naming
+/// the file, line and field (a key empty or listed twice, a negative rate, a burst below 1).
+void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out);
 
 /// Loads `path` (may be empty: defaults only), checking every key's type and range (every
 /// *_timeout_s in (0, 1e6] s). Throws config::ConfigError naming the file, line, field and

@@ -93,7 +93,9 @@ GatewayConfig Parse(const Field& root) {
   if (!root.present()) {
     return c;
   }
-  root.RequireKnownKeys({"listen", "router", "scrape", "timeouts", "retries", "health", "pools"});
+  root.RequireKnownKeys(
+      {"listen", "router", "scrape", "timeouts", "retries", "health", "pools", "api_keys"});
+  server::LoadApiKeys(root["api_keys"], &c.api_keys);
   if (const Field s = root["listen"]; s.present()) {
     ReadListen(s, &c);
   }

@@ -12,12 +12,14 @@
 //   retries: {max_attempts, budget_ratio, budget_window_s, min_retries}
 //   health:  {probe_interval_s, eject_after_errors, eject_base_s, max_ejected_fraction}
 //   pools:   [{model: NAME, endpoints: [{url: URL, kind: KIND}]}]
+//   api_keys: [{key, tenant, rate_rps, burst, max_priority}]   (as serve's)
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "config/server_config.h"
 #include "routing/engine_metrics.h"
 #include "routing/pool.h"
 
@@ -75,6 +77,14 @@ struct GatewayConfig {
   routing::HealthConfig health;
 
   std::vector<PoolConfig> pools;
+
+  /// Clients' API keys, as `spillway serve` reads them: with any configured, every completion
+  /// request names one (401 otherwise); a key's tenant gets a token bucket of rate_rps and
+  /// burst (the first key of a tenant sets it; 429 rate_limited with X-RateLimit-Reset when
+  /// empty), and X-Priority-Class is never more urgent than its max_priority. The client's
+  /// Authorization header is passed on to the endpoint. Empty: no authentication, tenant
+  /// "default" without a bucket.
+  std::map<std::string, server::ApiKey> api_keys;
 };
 
 /// Loads `path` (may be empty: defaults only). Throws config::ConfigError naming the file,

@@ -10,6 +10,8 @@
 #include "api/request_parser.h"
 #include "api/responses.h"
 #include "gateway/relay.h"
+#include "server/api_keys.h"
+#include "server/refusal_replies.h"
 
 namespace spillway::gateway {
 namespace {
@@ -68,7 +70,19 @@ GatewayHandler::GatewayHandler(const GatewayConfig& config,
                                const std::vector<std::unique_ptr<EndpointPool>>& pools,
                                GatewayMetrics& metrics, const net::SteadyClock& clock,
                                const std::atomic<bool>& draining)
-    : config_(config), pools_(pools), metrics_(metrics), clock_(clock), draining_(draining) {}
+    : config_(config),
+      pools_(pools),
+      metrics_(metrics),
+      clock_(clock),
+      draining_(draining),
+      door_(DoorConfig(config), clock.Now()) {}
+
+AdmissionConfig GatewayHandler::DoorConfig(const GatewayConfig& config) {
+  AdmissionConfig door;
+  door.policy = AdmissionPolicy::kUnbounded;  // buckets only: the router decides the rest
+  door.tenants = server::TenantLimitsOf(config.api_keys);
+  return door;
+}
 
 EndpointPool* GatewayHandler::PoolFor(std::string_view model) const {
   if (model.empty() && pools_.size() == 1) {
@@ -94,8 +108,20 @@ asio::awaitable<void> GatewayHandler::operator()(net::HttpConnection& conn) {
   const std::string_view path = StripQuery(conn.target());
   const http::verb method = conn.request().method();
   const bool get = method == http::verb::get || method == http::verb::head;
-  if (method == http::verb::post && (path == "/v1/completions" || path == "/v1/chat/completions")) {
+  const bool completions = path == "/v1/completions" || path == "/v1/chat/completions";
+  if (completions && method == http::verb::post) {
     co_await Completions(conn, path == "/v1/chat/completions");
+    co_return;
+  }
+  // As serve: the wrong method on a known route is 405 with Allow.
+  const bool get_route =
+      path == "/v1/models" || path == "/health" || path == "/ready" || path == "/metrics";
+  if (completions || (get_route && !get)) {
+    const net::Headers allow = {{"Allow", completions ? "POST" : "GET, HEAD"}};
+    co_await SendError(conn,
+                       Error(405, completions ? "Use POST." : "Use GET.", "invalid_request_error",
+                             "method_not_allowed"),
+                       allow);
     co_return;
   }
   unsigned status = 200;
@@ -144,6 +170,45 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     co_await SendError(conn, e, api::ContractHeaders("draining", 1));
     co_return;
   }
+  // Who asks (the API key), at what rate (the tenant's bucket) and how urgently.
+  const auto auth = request[http::field::authorization];
+  const server::ApiKey* key =
+      server::FindApiKey(config_.api_keys, std::string_view(auth.data(), auth.size()));
+  if (key == nullptr) {
+    metrics_.requests_total->With({"", "401", "invalid_api_key", "gateway"}).Inc();
+    co_await SendError(conn, server::Unauthorized());
+    co_return;
+  }
+  std::int32_t priority = key->max_priority;
+  if (const auto h = request["X-Priority-Class"]; !h.empty()) {
+    const std::optional<std::int32_t> asked =
+        server::ParsePriorityClass(std::string_view(h.data(), h.size()));
+    if (!asked.has_value()) {
+      metrics_.requests_total->With({"", "400", "invalid_priority", "gateway"}).Inc();
+      co_await SendError(conn, server::InvalidPriority());
+      co_return;
+    }
+    priority = std::max(*asked, key->max_priority);
+  }
+  AdmissionDecision bucket;
+  {
+    const std::lock_guard lock(door_mu_);
+    bucket = door_.DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
+  }
+  if (!bucket.admitted()) {
+    metrics_.requests_total->With({"", "429", "rate_limited", "gateway"}).Inc();
+    co_await SendError(
+        conn, server::OverloadError(bucket, config_.router.ttft_slo_s, config_.request_timeout_s),
+        server::OverloadHeaders(bucket));
+    co_return;
+  }
+  // A POST with neither Content-Length nor chunked framing has no body (RFC 9112 §6.3).
+  if (request.body().empty() && !request.has_content_length() && !request.chunked()) {
+    metrics_.requests_total->With({"", "411", "length_required", "gateway"}).Inc();
+    co_await SendError(conn, Error(411, "The request needs a JSON body with Content-Length.",
+                                   "invalid_request_error", "length_required"));
+    co_return;
+  }
   auto parsed = api::ParseCompletionRequest(
       request.body(), chat ? api::Endpoint::kChatCompletions : api::Endpoint::kCompletions);
   if (!parsed) {
@@ -175,8 +240,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
                             ? static_cast<std::int32_t>(req.prompt_token_ids.size())
                         : chat ? tokenizer_.CountChatTokens(req.messages)
                                : tokenizer_.CountTokens(req.prompt_text);
-  route.priority = static_cast<std::int32_t>(
-      std::clamp<std::int64_t>(IntHeader(request, "X-Priority-Class").value_or(0), -1000, 1000));
+  route.priority = priority;
   if (const auto ms = IntHeader(request, "x-llm-d-slo-ttft-ms"); ms.has_value() && *ms > 0) {
     route.ttft_slo_s = static_cast<double>(*ms) / 1000.0;
   }
@@ -203,9 +267,13 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   relay.deadline_s = received_s + config_.request_timeout_s;
   relay.connect_timeout_s = config_.connect_timeout_s;
   for (const auto& f : request) {
-    if (PassRequestHeader(f.name_string())) {
+    if (PassRequestHeader(f.name_string()) &&
+        !beast::iequals(f.name_string(), "X-Priority-Class")) {
       relay.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     }
+  }
+  if (request.find("X-Priority-Class") != request.end() || priority != 0) {
+    relay.headers.emplace_back("X-Priority-Class", std::to_string(priority));  // as clamped
   }
 
   std::optional<AttemptResult> last_refusal;  // an endpoint's refusal, passed on if no retry

@@ -14,8 +14,10 @@
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <memory>
+#include <mutex>
 #include <vector>
 
+#include "admission/admission.h"
 #include "api/openai_types.h"
 #include "api/tokenizer.h"
 #include "gateway/endpoint_pool.h"
@@ -42,6 +44,7 @@ class GatewayHandler {
   boost::asio::awaitable<void> Completions(net::HttpConnection& conn, bool chat);
   boost::asio::awaitable<void> SendError(net::HttpConnection& conn, const api::ApiError& error,
                                          const net::Headers& headers = {});
+  static AdmissionConfig DoorConfig(const GatewayConfig& config);
   EndpointPool* PoolFor(std::string_view model) const;
 
   const GatewayConfig& config_;
@@ -50,6 +53,8 @@ class GatewayHandler {
   const net::SteadyClock& clock_;
   const std::atomic<bool>& draining_;
   api::ApproxTokenizer tokenizer_;
+  std::mutex door_mu_;
+  AdmissionController door_;  ///< the tenants' token buckets (admission's, as the simulator's door)
   std::atomic<std::int64_t> in_flight_{0};
 };
 

@@ -18,6 +18,7 @@
 #include "api/overload_contract.h"
 #include "api/request_parser.h"
 #include "api/responses.h"
+#include "server/api_keys.h"
 #include "server/generation_end.h"
 #include "server/refusal_replies.h"
 
@@ -26,39 +27,6 @@ namespace {
 
 namespace http = boost::beast::http;
 constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
-
-// RFC 9110 §11.1: the auth scheme is case-insensitive ("Bearer", "bearer", ...); one or more
-// spaces separate it from the token.
-bool IsBearer(std::string_view value) {
-  constexpr std::string_view kScheme = "bearer";
-  if (value.size() <= kScheme.size() || value[kScheme.size()] != ' ') {
-    return false;
-  }
-  for (std::size_t i = 0; i < kScheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(value[i])) != kScheme[i]) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string_view BearerToken(std::string_view value) {
-  const std::size_t start = value.find_first_not_of(' ', 6);
-  if (start == std::string_view::npos) {
-    return {};
-  }
-  value.remove_prefix(start);
-  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) {
-    value.remove_suffix(1);
-  }
-  return value;
-}
-
-/// 401 for a request without a configured API key.
-api::ApiError Unauthorized() {
-  return Error(401, "Missing or unknown API key (Authorization: Bearer).", "authentication_error",
-               "invalid_api_key");
-}
 
 /// GET /v1/models/{model}.
 constexpr std::string_view kModelsPrefix = "/v1/models/";
@@ -256,15 +224,8 @@ asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
 }
 
 const ApiKey* ApiHandler::Authenticate(const net::HttpConnection& conn) const {
-  static const ApiKey kNoKeys{"default", 0, 1, 0};
-  if (config_.api_keys.empty()) {
-    return &kNoKeys;
-  }
   const auto auth = conn.request()[http::field::authorization];
-  const std::string_view value(auth.data(), auth.size());
-  const auto it = IsBearer(value) ? config_.api_keys.find(std::string(BearerToken(value)))
-                                  : config_.api_keys.end();
-  return it == config_.api_keys.end() ? nullptr : &it->second;
+  return FindApiKey(config_.api_keys, std::string_view(auth.data(), auth.size()));
 }
 
 asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool chat) {
@@ -322,14 +283,13 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   // Priority class: X-Priority-Class, never more urgent than the key allows.
   std::int32_t priority = max_priority;
   if (const auto h = conn.request()["X-Priority-Class"]; !h.empty()) {
-    std::int32_t asked = 0;
-    const auto [end, ec] = std::from_chars(h.data(), h.data() + h.size(), asked);
-    if (ec != std::errc{} || end != h.data() + h.size() || asked < 0) {
-      co_await SendError(conn, Error(400, "X-Priority-Class must be an integer >= 0.",
-                                     "invalid_request_error", "invalid_priority"));
+    const std::optional<std::int32_t> asked =
+        ParsePriorityClass(std::string_view(h.data(), h.size()));
+    if (!asked.has_value()) {
+      co_await SendError(conn, InvalidPriority());
       co_return;
     }
-    priority = std::max(asked, max_priority);
+    priority = std::max(*asked, max_priority);
   }
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
   const SubmitRequest submit{tenant, g.prompt_tokens, max_tokens, priority};

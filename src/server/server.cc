@@ -16,6 +16,7 @@
 #include "net/http_server.h"
 #include "net/io_threads.h"
 #include "server/api_handler.h"
+#include "server/api_keys.h"
 #include "server/engine_service.h"
 #include "server/generation_end.h"
 #include "server/listener_replies.h"
@@ -27,13 +28,7 @@ namespace {
 /// The engine from the config's settings; API keys with a rate limit give their tenant a
 /// token bucket (the first key of a tenant sets it).
 EngineConfig ResolveServedEngine(const ServerConfig& c) {
-  TenantLimits tenants;
-  for (const auto& [key, k] : c.api_keys) {
-    if (k.rate_rps > 0 && tenants.count(k.tenant) == 0) {
-      tenants[k.tenant] = TenantLimit{k.rate_rps, k.burst};
-    }
-  }
-  return ResolveEngine(c.engine, c.profile_dir, tenants);
+  return ResolveEngine(c.engine, c.profile_dir, TenantLimitsOf(c.api_keys));
 }
 
 }  // namespace

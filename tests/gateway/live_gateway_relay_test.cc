@@ -69,6 +69,9 @@ TEST_F(LiveGatewayRelayTest, ValidatesAsServeDoesAndNamesTheModelsItServes) {
       gateway().Post("/v1/completions", R"({"model":"gpt-9","prompt":"x","max_tokens":2})"), 404,
       "model_not_found"));
   EXPECT_TRUE(IsOpenAiError(gateway().Get("/nowhere"), 404, "not_found"));
+  const HttpResponse get = gateway().Get("/v1/completions");
+  EXPECT_TRUE(IsOpenAiError(get, 405, "method_not_allowed"));
+  EXPECT_EQ(get.Header("Allow"), "POST");
   const HttpResponse models = gateway().Get("/v1/models");
   ASSERT_EQ(models.status, 200);
   const auto v = ParseJson(models.body);
@@ -78,7 +81,8 @@ TEST_F(LiveGatewayRelayTest, ValidatesAsServeDoesAndNamesTheModelsItServes) {
   EXPECT_EQ(gateway().Get("/ready").status, 200);
   const std::string m = GatewayMetrics();
   EXPECT_EQ(MetricSum(m, "spillway_gateway_received_total"), 0) << "refused before a pool";
-  EXPECT_EQ(MetricSum(m, "spillway_gateway_requests_total", {{"by", "gateway"}}), 2);
+  EXPECT_EQ(MetricSum(m, "spillway_gateway_requests_total", {{"by", "gateway"}}), 2)
+      << "the 405 and 404 of other routes are not completion replies";
 }
 
 TEST_F(LiveGatewayRelayTest, SpreadsRequestsOverEveryEndpoint) {
@@ -198,6 +202,46 @@ TEST_F(LiveGatewayRefusalTest, AnEndpointsRefusalIsPassedOnWithItsContractHeader
             1);
   EXPECT_EQ(MetricSum(m, "spillway_gateway_retries_total"), 0)
       << "one endpoint: nothing else to try";
+}
+
+// The gateway's own API keys (as serve's): authentication, the tenant's bucket, and the
+// priority clamp, decided before any endpoint is asked.
+class LiveGatewayKeysTest : public GatewayFixture {
+ protected:
+  int upstreams() const override { return 1; }
+  std::vector<std::string> GatewayArgs() const override {
+    const std::string config =
+        dir_.Write("gw.yaml",
+                   "api_keys:\n  - {key: sk-a, tenant: a, rate_rps: 0.001, burst: 1}\n"
+                   "  - {key: sk-b, tenant: b, max_priority: 5}\n");
+    return {"--config", config};
+  }
+  testing_util::TempDir dir_;
+};
+
+TEST_F(LiveGatewayKeysTest, KeysBucketsAndPriorityClampAtTheGateway) {
+  EXPECT_TRUE(IsOpenAiError(gateway().Post("/v1/completions", SmallCompletionBody()), 401,
+                            "invalid_api_key"));
+  const server_test::HeaderList a = {{"Authorization", "Bearer sk-a"}};
+  ASSERT_EQ(gateway().Post("/v1/completions", SmallCompletionBody(), a).status, 200);
+  const HttpResponse limited = gateway().Post("/v1/completions", SmallCompletionBody(), a);
+  EXPECT_TRUE(IsOpenAiError(limited, 429, "rate_limited"));
+  EXPECT_EQ(limited.Header("X-Overload-Reason"), "rate_limited");
+  EXPECT_TRUE(limited.Header("Retry-After").has_value());
+  EXPECT_TRUE(limited.Header("X-RateLimit-Reset").has_value());
+  const server_test::HeaderList bad = {{"Authorization", "Bearer sk-b"},
+                                       {"X-Priority-Class", "urgent"}};
+  EXPECT_TRUE(IsOpenAiError(gateway().Post("/v1/completions", SmallCompletionBody(), bad), 400,
+                            "invalid_priority"));
+  const server_test::HeaderList b = {{"Authorization", "Bearer sk-b"}, {"X-Priority-Class", "0"}};
+  const HttpResponse clamped = gateway().Post("/v1/completions", SmallCompletionBody(), b);
+  ASSERT_EQ(clamped.status, 200);
+  EXPECT_EQ(clamped.Header("X-Priority-Class"), "5") << "clamped to the key's max_priority";
+  const std::string m = GatewayMetrics();
+  EXPECT_EQ(MetricSum(m, "spillway_gateway_requests_total",
+                      {{"status", "429"}, {"reason", "rate_limited"}, {"by", "gateway"}}),
+            1);
+  EXPECT_EQ(MetricSum(m, "spillway_gateway_forwarded_total"), 2) << "refusals asked no endpoint";
 }
 
 class LiveGatewayPromtoolTest : public LiveGatewayRelayTest {};
