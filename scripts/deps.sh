@@ -13,9 +13,10 @@
 #           rendered headless, tests/report/report_chromium_test.cc), prometheus (promtool and a
 #           real scrape, tests/metrics/, tests/server/prometheus_test.cc), node and npm (the
 #           OpenAI Node SDK, tests/server/openai_sdk_test.cc), curl (scripts/soak.sh, run by
-#           tests/soak/): make test, test-asan, test-tsan
+#           tests/soak/), nginx (the gateway behind nginx, tests/gateway/): make test, test-asan,
+#           test-tsan
 #   soak    build + curl and gnuplot-nox: make soak
-#   bench   build + gnuplot-nox (the failure suite's reports), wrk and curl
+#   bench   build + gnuplot-nox (the failure suite's reports), wrk, curl and nginx
 #           (bench/reject_throughput.sh): make bench, bench-failure, bench-reject
 #   fuzz    build + clang-14 with its sanitizer and libFuzzer runtimes (libclang-rt-14-dev is
 #           only a recommendation of clang-14) and llvm-14 (llvm-symbolizer, readable crash
@@ -44,14 +45,14 @@ packages_of() {
     build) packages+=("${build[@]}") ;;
     demo) packages+=("${build[@]}" gnuplot-nox) ;;
     test)
-      packages+=("${build[@]}" gnuplot-nox chromium fonts-dejavu-core prometheus curl)
+      packages+=("${build[@]}" gnuplot-nox chromium fonts-dejavu-core prometheus curl nginx)
       # A node and npm from elsewhere (nvm, NodeSource) on PATH will do, else Debian's
       # (bookworm: node 18, npm 9).
       command -v node >/dev/null 2>&1 || packages+=(nodejs)
       command -v npm >/dev/null 2>&1 || packages+=(npm)
       ;;
     soak) packages+=("${build[@]}" curl gnuplot-nox) ;;
-    bench) packages+=("${build[@]}" gnuplot-nox wrk curl) ;;
+    bench) packages+=("${build[@]}" gnuplot-nox wrk curl nginx) ;;
     fuzz) packages+=("${build[@]}" clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14) ;;
     format) packages+=(clang-format git) ;;
     all)

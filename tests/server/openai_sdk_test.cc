@@ -284,5 +284,39 @@ TEST_F(OpenAiSdkTest, ChatCompletionsStreamingAndRetryOn429) {
       << metrics;
 }
 
+// The same script through `spillway gateway` in front of the server: the gateway relays the
+// completions and the stream, and passes the server's 429 rate_limited on with its Retry-After,
+// which the SDK honours before its retry succeeds.
+TEST_F(OpenAiSdkTest, TheSameThroughTheGateway) {
+  bool unreachable = false;
+  const fs::path dir = InstallSdk(&unreachable);
+  if (unreachable) {
+    GTEST_SKIP() << "the npm registry is unreachable from this machine (see npm's output above)";
+  }
+  ASSERT_FALSE(HasFailure()) << "no OpenAI Node SDK to run";
+  // The server wants a key for GET /v1/models too: the gateway is told the model.
+  server_test::ServerProcess gateway(
+      {"--endpoint", "http://127.0.0.1:" + std::to_string(server().port()), "--model",
+       "spillway-emulated"},
+      "gateway");
+  ASSERT_TRUE(gateway.WaitUntilListening(15)) << gateway.error();
+  const std::string base_url = "http://127.0.0.1:" + std::to_string(gateway.port()) + "/v1";
+  const CommandResult node = RunCommand({node_->string(), "sdk_test.mjs", base_url, kKey,
+                                         kLimitedKey, "spillway_gateway_requests_total"},
+                                        dir, 120);
+  EXPECT_TRUE(node.ran && node.exit_code == 0)
+      << "node sdk_test.mjs " << base_url << ": " << node.description << "\n"
+      << node.output << "\ngateway:\n"
+      << gateway.Output();
+  const std::string gateway_metrics = server_test::HttpClient(gateway.port()).Get("/metrics").body;
+  EXPECT_EQ(
+      server_test::MetricSum(gateway_metrics, "spillway_gateway_requests_total",
+                             {{"status", "429"}, {"reason", "rate_limited"}, {"by", "endpoint"}}),
+      1)
+      << gateway_metrics;
+  EXPECT_EQ(server_test::MetricSum(Metrics(), "spillway_http_requests_total", {{"status", "429"}}),
+            1);
+}
+
 }  // namespace
 }  // namespace spillway

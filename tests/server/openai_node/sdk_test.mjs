@@ -1,14 +1,18 @@
-// Drives `spillway serve` with the official OpenAI Node SDK: the model list, a non-streaming and
-// a streaming chat completion, and the SDK's own retry of a 429 after `Retry-After` seconds.
+// Drives `spillway serve` (or `spillway gateway` in front of it) with the official OpenAI Node
+// SDK: the model list, a non-streaming and a streaming chat completion, and the SDK's own retry
+// of a 429 after `Retry-After` seconds.
 // Run by tests/server/openai_sdk_test.cc:
-//   node sdk_test.mjs BASE_URL API_KEY LIMITED_API_KEY
+//   node sdk_test.mjs BASE_URL API_KEY LIMITED_API_KEY [REJECTED_COUNTER]
 // BASE_URL ends in /v1; API_KEY has no rate limit; LIMITED_API_KEY's tenant has a token bucket
 // of 1 request/s with burst 1 that nothing else uses. Exits 1 with a message on the first failure.
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { VERSION } from 'openai/version';
 
-const [baseURL, apiKey, limitedKey] = process.argv.slice(2);
+// The counter of 429 replies on the target's /metrics: serve's, or the gateway's when the
+// target is `spillway gateway` (4th argument).
+const [baseURL, apiKey, limitedKey, rejectedCounter = 'spillway_http_requests_total'] =
+  process.argv.slice(2);
 if (!baseURL || !apiKey || !limitedKey) {
   console.error('usage: node sdk_test.mjs BASE_URL API_KEY LIMITED_API_KEY');
   process.exit(2);
@@ -105,7 +109,7 @@ async function retryOn429(model) {
   };
   const limited = new OpenAI({ baseURL, apiKey: limitedKey, timeout: 20_000, maxRetries: 2, fetch: recordingFetch });
   const request = { model, messages, max_tokens: 4 };
-  const rejectedBefore = await counter('spillway_http_requests_total', 'status="429"');
+  const rejectedBefore = await counter(rejectedCounter, 'status="429"');
 
   await limited.chat.completions.create(request, { maxRetries: 0 });  // takes the only token
   const start = performance.now();
@@ -124,7 +128,7 @@ async function retryOn429(model) {
   assert.ok(sleptMs <= retryAfterS * 1000 + 3000, `the SDK retried ${sleptMs.toFixed(0)} ms after the 429, long after Retry-After ${retryAfterS} s`);
   assert.ok(elapsedMs <= retryAfterS * 1000 + 10_000, `the retried call took ${elapsedMs.toFixed(0)} ms`);
 
-  const rejected = (await counter('spillway_http_requests_total', 'status="429"')) - rejectedBefore;
+  const rejected = (await counter(rejectedCounter, 'status="429"')) - rejectedBefore;
   assert.equal(rejected, 1, `/metrics counted ${rejected} new 429 responses (want 1)`);
   summary.push(`retry: 429 with Retry-After ${retryAfterS} s, SDK slept ${sleptMs.toFixed(0)} ms, ` +
                `call served in ${elapsedMs.toFixed(0)} ms; /metrics counted 1 new 429`);
