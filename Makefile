@@ -8,7 +8,7 @@ SOAK_SECONDS ?= 600
 # "Quick start", says how much each group installs). `make deps` installs every group.
 DEPS = ./scripts/deps.sh
 
-.PHONY: deps build test test-asan test-tsan fuzz demo soak bench bench-failure bench-reject format format-check clean
+.PHONY: deps build test test-asan test-tsan fuzz demo soak bench bench-failure bench-reject bench-gateway format format-check clean
 
 deps:
 	$(DEPS) all
@@ -79,6 +79,14 @@ bench-reject:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target spillway
 	./bench/reject_throughput.sh build/spillway
+
+# The latency spillway gateway adds in front of a fast upstream, beside nginx proxy_pass
+# (docs/gateway.md, "Performance").
+bench-gateway:
+	$(DEPS) bench
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target spillway
+	./bench/gateway_latency.sh build/spillway
 
 format:
 	$(DEPS) format

@@ -6,11 +6,13 @@
 // (no I/O under the lock). Times are SteadyClock seconds.
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "gateway/connection_cache.h"
 #include "gateway/gateway_config.h"
 #include "metrics/prometheus_text.h"
 #include "net/http_get.h"
@@ -27,6 +29,8 @@ struct Upstream {
   net::Target target;
   net::Endpoints addresses;
   std::optional<routing::EngineKind> kind;
+  /// Its idle keep-alive connections, shared by every session.
+  std::shared_ptr<ConnectionCache> connections = std::make_shared<ConnectionCache>();
 };
 
 /// One endpoint's state for /metrics.

@@ -1,5 +1,6 @@
 #include "gateway/relay.h"
 
+#include <sys/socket.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -14,7 +15,10 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+
 #include <memory>
+#include <optional>
+#include <tuple>
 
 #include "api/overload_contract.h"
 #include "api/responses.h"
@@ -105,15 +109,43 @@ class WatchScope {
 };
 
 http::request<http::string_body> MakeRequest(const Upstream& up, const RelayRequest& r) {
+  // (keep-alive: a reply read to its end leaves the connection for the next request)
   http::request<http::string_body> req{http::verb::post, up.target.Path(r.path), 11};
   req.set(http::field::host, up.target.host_header);
   for (const auto& [name, value] : r.headers) {
     req.set(name, value);
   }
-  req.keep_alive(false);
+  req.keep_alive(true);
   req.body() = *r.body;
   req.prepare_payload();
   return req;
+}
+
+/// Puts an idle connection of `up`, if it has one, into `stream`; true when it did.
+bool AdoptIdle(const Upstream& up, beast::tcp_stream& stream) {
+  const ConnectionCache::Idle idle = up.connections->Take();
+  if (idle.fd < 0) {
+    return false;
+  }
+  beast::error_code ec;
+  stream.socket().assign(idle.family == AF_INET6 ? asio::ip::tcp::v6() : asio::ip::tcp::v4(),
+                         idle.fd, ec);
+  return !ec;
+}
+
+/// Hands `stream`'s connection to `up`'s idle connections (the stream is left closed).
+void KeepIdle(const Upstream& up, beast::tcp_stream& stream) {
+  stream.expires_never();
+  beast::error_code ec;
+  const asio::ip::tcp::endpoint local = stream.socket().local_endpoint(ec);
+  if (ec) {
+    return;
+  }
+  asio::ip::tcp::socket socket = stream.release_socket();
+  const int fd = socket.release(ec);
+  if (!ec) {
+    up.connections->Give({fd, local.address().is_v6() ? AF_INET6 : AF_INET});
+  }
 }
 
 /// The SSE error event that ends a stream the gateway cannot finish.
@@ -179,24 +211,40 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     return out;
   };
 
-  stream.expires_at(connect_by);
-  auto [connect_ec, endpoint] = co_await stream.async_connect(up.addresses, kUse);
-  if (connect_ec) {
-    co_return ended(AttemptResult::End::kUnreachable, connect_ec);
-  }
-  beast::error_code ignored;
-  stream.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
-  stream.expires_at(deadline);
   const http::request<http::string_body> req = MakeRequest(up, request);
-  if (auto [ec, n] = co_await http::async_write(stream, req, kUse); ec) {
-    co_return ended(AttemptResult::End::kUnreachable, ec);
-  }
   beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxAnswerBytes);
-  if (auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kUse); ec) {
-    co_return ended(AttemptResult::End::kUnreachable, ec);
+  std::optional<http::response_parser<http::string_body>> fresh;  // one per try
+  // An idle keep-alive connection first; when the endpoint had closed it after all (the write
+  // or the head fails without a byte of answer), once more on a new one.
+  for (bool reused = AdoptIdle(up, stream);; reused = false) {
+    if (!reused) {
+      stream.expires_at(connect_by);
+      auto [connect_ec, endpoint] = co_await stream.async_connect(up.addresses, kUse);
+      if (connect_ec) {
+        co_return ended(AttemptResult::End::kUnreachable, connect_ec);
+      }
+      beast::error_code ignored;
+      stream.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
+    }
+    stream.expires_at(deadline);
+    fresh.emplace();
+    auto [write_ec, written] = co_await http::async_write(stream, req, kUse);
+    beast::error_code head_ec = write_ec;
+    if (!write_ec) {
+      std::tie(head_ec, std::ignore) =
+          co_await http::async_read_header(stream, buffer, *fresh, kUse);
+    }
+    if (!head_ec) {
+      break;
+    }
+    if (!reused || head_ec == beast::error::timeout || watch.client_gone() || buffer.size() > 0) {
+      co_return ended(AttemptResult::End::kUnreachable, head_ec);
+    }
+    beast::error_code ignored;
+    stream.socket().close(ignored);
   }
+  http::response_parser<http::string_body>& parser = *fresh;
+  parser.body_limit(kMaxAnswerBytes);
   const auto& head = parser.get();
   out.status = head.result_int();
   const bool sse = head[http::field::content_type].starts_with("text/event-stream");
@@ -205,6 +253,9 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       co_return ended(AttemptResult::End::kUnreachable, ec);
     }
     if (out.status == 429 || out.status == 503) {
+      if (parser.is_done() && parser.keep_alive()) {
+        KeepIdle(up, stream);
+      }
       out.end = AttemptResult::End::kRefused;
       out.overload_reason = HeaderOr(head, "X-Overload-Reason");
       out.headers = PassedHeaders(head);
@@ -212,8 +263,13 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       co_return out;
     }
     const std::string content_type = HeaderOr(head, "Content-Type");
-    co_await conn.Reply(out.status, content_type, std::move(parser.get().body()),
-                        PassedHeaders(head));
+    const bool keep = parser.is_done() && parser.keep_alive();
+    net::Headers headers = PassedHeaders(head);
+    std::string body = std::move(parser.get().body());
+    if (keep) {
+      KeepIdle(up, stream);  // before the client's write: the next request may use it at once
+    }
+    co_await conn.Reply(out.status, content_type, std::move(body), headers);
     out.end = watch.client_gone() ? AttemptResult::End::kClientGone : AttemptResult::End::kRelayed;
     co_return out;
   }

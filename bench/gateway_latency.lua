@@ -1,0 +1,16 @@
+-- wrk script for bench/gateway_latency.sh: POST /v1/completions with a small JSON body on
+-- keep-alive connections; done() prints "latency_us p50 N p99 N", "requests N duration_us N"
+-- and the non-2xx and socket error counts, which the shell script reads.
+wrk.method = "POST"
+wrk.path = "/v1/completions"
+wrk.body = '{"prompt":[1,2,3],"max_tokens":1}'
+wrk.headers["Content-Type"] = "application/json"
+
+function done(summary, latency, requests)
+  io.write(string.format("latency_us p50 %d p99 %d\n", latency:percentile(50),
+                         latency:percentile(99)))
+  io.write(string.format("requests %d duration_us %d\n", summary.requests, summary.duration))
+  local e = summary.errors
+  io.write(string.format("errors non2xx %d socket %d\n", e.status,
+                         e.connect + e.read + e.write + e.timeout))
+end

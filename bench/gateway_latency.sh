@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The latency `spillway gateway` adds in front of a fast upstream, side by side with nginx's
+# `proxy_pass` in the same run: one upstream (nginx answering POST /v1/completions with a fixed
+# completion, no model: what is measured is the proxies), reached three ways by the same wrk
+# load (keep-alive connections, a small JSON body):
+#   direct    wrk -> upstream
+#   nginx     wrk -> nginx proxy_pass (HTTP/1.1 and keep-alive to the upstream) -> upstream
+#   gateway   wrk -> spillway gateway (round-robin, a new upstream connection per request) -> upstream
+# For each: p50 and p99 latency and the rate wrk reached; the added latency is the difference to
+# direct.
+#
+#   bench/gateway_latency.sh [SPILLWAY_BINARY]      # default $SPILLWAY, else build/spillway
+#
+# Environment: DURATION [10s] CONNECTIONS [16] PIN [1] (the proxies and the upstream on CPU 0,
+# wrk on CPU 1, with >= 2 CPUs). Needs wrk and nginx (`scripts/deps.sh bench`). Builds nothing.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${1:-${SPILLWAY:-$here/../build/spillway}}
+duration=${DURATION:-10s}
+connections=${CONNECTIONS:-16}
+pin=${PIN:-1}
+die() {
+  echo "gateway_latency: $*" >&2
+  exit 1
+}
+command -v wrk >/dev/null || die "wrk not found (scripts/deps.sh bench)"
+nginx=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$nginx" ] || die "nginx not found (scripts/deps.sh bench)"
+[ -x "$bin" ] || die "no spillway binary at '$bin'"
+server_cpu=() client_cpu=()
+if [ "$pin" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  server_cpu=(taskset -c 0) client_cpu=(taskset -c 1)
+fi
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+up_port=$(free_port)
+proxy_port=$(free_port)
+body='{"id":"cmpl-1","object":"text_completion","created":0,"model":"fast","choices":[{"index":0,"text":" ok","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}'
+cat >"$tmp/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $tmp/nginx.pid;
+error_log $tmp/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/body; proxy_temp_path $tmp/proxy; fastcgi_temp_path $tmp/fcgi;
+  uwsgi_temp_path $tmp/uwsgi; scgi_temp_path $tmp/scgi;
+  upstream fast { server 127.0.0.1:$up_port; keepalive 64; }
+  server {  # the upstream
+    listen 127.0.0.1:$up_port;
+    location /v1/models { default_type application/json; return 200 '{"object":"list","data":[{"id":"fast","object":"model"}]}'; }
+    location /health { return 200 'ok'; }
+    location / { default_type application/json; return 200 '$body'; }
+  }
+  server {  # the reference proxy
+    listen 127.0.0.1:$proxy_port;
+    location / {
+      proxy_pass http://fast;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+}
+CONF
+"${server_cpu[@]}" "$nginx" -c "$tmp/nginx.conf" -p "$tmp" >"$tmp/nginx.out" 2>&1 &
+pids+=($!)
+"${server_cpu[@]}" "$bin" gateway --port 0 --threads 1 --router round-robin \
+  --endpoint "openai=http://127.0.0.1:$up_port" --model fast >"$tmp/gateway.log" 2>&1 &
+pids+=($!)
+gw_url=""
+for _ in $(seq 100); do
+  gw_url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$tmp/gateway.log" | head -1)
+  [ -n "$gw_url" ] && curl -s -o /dev/null "http://127.0.0.1:$proxy_port/health" && break
+  sleep 0.1
+done
+[ -n "$gw_url" ] || die "the gateway did not start: $(cat "$tmp/gateway.log")"
+
+run() {  # run NAME URL: one wrk run; prints "NAME p50_us p99_us rps errors"
+  local out
+  out=$("${client_cpu[@]}" wrk -t1 -c"$connections" -d"$duration" -s "$here/gateway_latency.lua" "$2/v1/completions")
+  awk -v name="$1" '
+    $1 == "latency_us" { p50 = $3; p99 = $5 }
+    $1 == "requests" { rps = $2 / ($4 / 1e6) }
+    $1 == "errors" { errs = $3 + $5 }
+    END { printf "%s %d %d %.0f %d\n", name, p50, p99, rps, errs }' <<<"$out"
+}
+results=$(run direct "http://127.0.0.1:$up_port"; run nginx "http://127.0.0.1:$proxy_port"; run gateway "$gw_url")
+echo "gateway_latency: $connections connections, $duration each, wrk on its own CPU when pinned"
+awk '
+  { name[NR] = $1; p50[NR] = $2; p99[NR] = $3; rps[NR] = $4; err[NR] = $5 }
+  END {
+    printf "%-8s %10s %10s %14s %14s %10s %7s\n", "path", "p50 us", "p99 us", "added p50 us",
+           "added p99 us", "req/s", "errors"
+    for (i = 1; i <= NR; ++i)
+      printf "%-8s %10d %10d %14d %14d %10d %7d\n", name[i], p50[i], p99[i], p50[i] - p50[1],
+             p99[i] - p99[1], rps[i], err[i]
+  }' <<<"$results"
