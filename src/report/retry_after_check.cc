@@ -20,9 +20,15 @@ std::vector<Seconds> DrainTimes(std::vector<QueueSpan> spans,
     const bool same_queue = i > 0 && spans[i - 1].queue == spans[i].queue;
     latest_left[i] = same_queue ? std::max(latest_left[i - 1], spans[i].left_s) : spans[i].left_s;
   }
-  std::vector<Seconds> out;
-  out.reserve(samples.size());
-  for (const RetryAfterSample& a : samples) {
+  std::vector<std::int32_t> queues;
+  for (const QueueSpan& s : spans) {
+    if (queues.empty() || queues.back() != s.queue) {
+      queues.push_back(s.queue);  // sorted by queue above
+    }
+  }
+  // The drain of queue `q` at `t`: until the last request that entered it by then left.
+  const auto drain_of = [&](std::int32_t q, Seconds t) {
+    const RetryAfterSample a{t, 0, q};
     // One past the last span of a.queue entered at or before a.t_s.
     const auto after = std::upper_bound(
         spans.begin(), spans.end(), a, [](const RetryAfterSample& x, const QueueSpan& s) {
@@ -33,7 +39,20 @@ std::vector<Seconds> DrainTimes(std::vector<QueueSpan> spans,
       const auto last = static_cast<std::size_t>(std::prev(after) - spans.begin());
       drain = std::max(0.0, latest_left[last] - a.t_s);
     }
-    out.push_back(drain);
+    return drain;
+  };
+  std::vector<Seconds> out;
+  out.reserve(samples.size());
+  for (const RetryAfterSample& a : samples) {
+    if (a.queue != kAnyQueue) {
+      out.push_back(drain_of(a.queue, a.t_s));
+      continue;
+    }
+    Seconds shortest = queues.empty() ? 0 : kNever;
+    for (const std::int32_t q : queues) {
+      shortest = std::min(shortest, drain_of(q, a.t_s));
+    }
+    out.push_back(shortest);
   }
   return out;
 }

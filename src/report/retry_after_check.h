@@ -38,10 +38,14 @@ struct QueueSpan {
 };
 
 /// An overload answer with a Retry-After, given at `t_s` for queue `queue`.
+/// RetryAfterSample::queue of a refusal made for a whole pool (the gateway's): a retry succeeds
+/// when any queue has room, so the drain is the shortest of the queues'.
+inline constexpr std::int32_t kAnyQueue = -1;
+
 struct RetryAfterSample {
   Seconds t_s = 0;
   Seconds retry_after_s = 0;  ///< the header's value, seconds (> 0)
-  std::int32_t queue = 0;
+  std::int32_t queue = 0;     ///< the replica's queue, or kAnyQueue
 };
 
 /// The tolerance of the criterion: Retry-After is whole seconds, so it may fall short of the

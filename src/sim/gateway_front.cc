@@ -44,6 +44,7 @@ GatewayFront::Outcome GatewayFront::Forward(std::int32_t prompt_tokens, std::int
       if (refused_by_replica) {
         break;  // no other endpoint: the replica's refusal is passed on
       }
+      out.by_gateway = true;
       if (attempts > 0) {  // an unreachable replica and nowhere else to go
         out.status = api::StatusOf("upstream_unavailable");
         out.reason = "upstream_unavailable";
@@ -83,6 +84,7 @@ GatewayFront::Outcome GatewayFront::Forward(std::int32_t prompt_tokens, std::int
     }
     if (!pool_.MayRetry(&request, d.endpoint, attempts, now)) {
       if (!refused_by_replica) {
+        out.by_gateway = true;
         out.status = api::StatusOf("upstream_unavailable");
         out.reason = "upstream_unavailable";
         out.retry_after_s = pool_.DrainTime(now);

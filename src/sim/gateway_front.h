@@ -38,6 +38,7 @@ class GatewayFront {
   /// `status`, `reason` and `retry_after_s` (its own refusal, or the replica's passed on).
   struct Outcome {
     bool forwarded = false;
+    bool by_gateway = false;    ///< refused by the gateway itself (not a replica's refusal)
     std::uint32_t replica = 0;  ///< forwarded: where it runs; refused: the last one tried
     bool alone = false;         ///< sent with nothing predicted ahead: its TTFT measures prefill
     int status = 0;

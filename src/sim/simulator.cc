@@ -83,7 +83,8 @@ class Sim {
   }
   void SendAttempt(std::uint32_t logical, Seconds now);
   /// A refusal at the door by replica `r`'s admission (or by the shared door in front of it).
-  void OnRejected(std::uint32_t logical, std::uint32_t r, Seconds now, int status,
+  /// `queue`: the replica whose queue its Retry-After is checked against (kAnyQueue: the pool).
+  void OnRejected(std::uint32_t logical, std::int32_t queue, Seconds now, int status,
                   std::string_view reason, Seconds retry_after_s);
   void MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s);
   void StartStep(std::uint32_t r, Seconds now);
@@ -196,7 +197,8 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   if (!d.admitted()) {
     // (Without a gateway the refusal names the replica the request would have gone to.)
     const std::uint32_t to = gateway_.has_value() ? 0 : PickReplica().value_or(0);
-    OnRejected(logical, to, now, HttpStatus(d), ToString(d.reason), d.retry_after_s);
+    OnRejected(logical, static_cast<std::int32_t>(to), now, HttpStatus(d), ToString(d.reason),
+               d.retry_after_s);
     return;
   }
   const auto id = static_cast<std::uint32_t>(attempts_.size());
@@ -220,7 +222,10 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     const GatewayFront::Outcome out =
         gateway_->Forward(a.prompt_tokens, a.priority, now, try_replica);
     if (!out.forwarded) {
-      OnRejected(logical, out.replica, now, out.status, out.reason, out.retry_after_s);
+      // The gateway's own refusal is for the pool: its Retry-After is checked against the
+      // shortest of the replicas' drains.
+      OnRejected(logical, out.by_gateway ? kAnyQueue : static_cast<std::int32_t>(out.replica), now,
+                 out.status, out.reason, out.retry_after_s);
       return;
     }
     r = out.replica;
@@ -234,7 +239,8 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     r = *picked;
     d = replicas_[r]->Offer(id, request, now);
     if (!d.admitted()) {
-      OnRejected(logical, r, now, HttpStatus(d), ToString(d.reason), d.retry_after_s);
+      OnRejected(logical, static_cast<std::int32_t>(r), now, HttpStatus(d), ToString(d.reason),
+                 d.retry_after_s);
       return;
     }
   }
@@ -255,10 +261,10 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   StartStep(r, now);
 }
 
-void Sim::OnRejected(std::uint32_t logical, std::uint32_t r, Seconds now, int status,
+void Sim::OnRejected(std::uint32_t logical, std::int32_t queue, Seconds now, int status,
                      std::string_view reason, Seconds retry_after_s) {
   recorder_.OnRejected(now, now, status, reason, ClassName(arrivals_[logical_[logical].arrival]));
-  recorder_.OnRetryAfter(now, status, reason, retry_after_s, static_cast<std::int32_t>(r));
+  recorder_.OnRetryAfter(now, status, reason, retry_after_s, queue);
   if (status != 400) {  // a request that is too long stays too long
     MaybeRetry(logical, now, retry_after_s);
   }

@@ -48,6 +48,19 @@ TEST(RetryAfterCheckTest, DrainTimeIsWhenTheLastRequestWaitingAtTheAnswerLeaves)
   EXPECT_DOUBLE_EQ(drains[8], 0.0);
 }
 
+TEST(RetryAfterCheckTest, APoolsRefusalDrainsWhenItsFirstQueueDoes) {
+  // Queue 0: [0, 3); queue 1: [0.5, 9); queue 2: [1, 1.5). A gateway's refusal (kAnyQueue) can
+  // be retried as soon as any replica has room.
+  const std::vector<QueueSpan> spans = {{0, 3, 0}, {0.5, 9, 1}, {1, 1.5, 2}};
+  const std::vector<Seconds> drains =
+      DrainTimes(spans, {{1.2, 1, kAnyQueue}, {2.0, 1, kAnyQueue}, {10, 1, kAnyQueue}});
+  ASSERT_EQ(drains.size(), 3u);
+  EXPECT_DOUBLE_EQ(drains[0], 0.3) << "queue 2 empties at 1.5";
+  EXPECT_DOUBLE_EQ(drains[1], 0.0) << "queue 2 is already empty";
+  EXPECT_DOUBLE_EQ(drains[2], 0.0);
+  EXPECT_DOUBLE_EQ(DrainTimes({}, {{1, 1, kAnyQueue}})[0], 0.0) << "no queues at all";
+}
+
 TEST(RetryAfterCheckTest, CountsShortfallsBeyondTheTolerance) {
   const std::vector<QueueSpan> spans = {{0, 4, 0}};
   // Drain times 3.5, 2.5 and 1.0 against Retry-After 2, 2 and 3: shortfalls 1.5, 0.5, -2.
