@@ -32,7 +32,11 @@ ChildProcess::ChildProcess(const std::vector<std::string>& args, std::string log
   if (log_fd < 0) {
     throw std::runtime_error("cannot write " + log_path_ + ": " + std::strerror(errno));
   }
-  std::vector<std::string> words = {"/proc/self/exe"};
+  // This binary's own path, so the children show as `.../spillway serve ...` in ps and pgrep.
+  std::string self(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  self.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  std::vector<std::string> words = {self.empty() ? std::string("/proc/self/exe") : self};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& w : words) {
@@ -83,6 +87,9 @@ std::string ChildProcess::WaitUntilListening(double timeout_s) {
 void ChildProcess::Signal(int signal) {
   if (pid_ > 0) {
     ::kill(pid_, signal);
+    if (signal == SIGKILL) {
+      Reap(2.0);  // no zombie left for the rest of the run
+    }
   }
 }
 

@@ -12,8 +12,8 @@ namespace spillway::app {
 
 class ChildProcess {
  public:
-  /// Starts `/proc/self/exe ARGS...` with output to `log_path`. Throws std::runtime_error when
-  /// fork or the log file fails.
+  /// Starts this binary (/proc/self/exe's target) with ARGS... with output to `log_path`. Throws
+  /// std::runtime_error when fork or the log file fails.
   ChildProcess(const std::vector<std::string>& args, std::string log_path);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
@@ -23,6 +23,7 @@ class ChildProcess {
   /// Throws std::runtime_error (with the log) when the child exits first or does not listen.
   std::string WaitUntilListening(double timeout_s);
 
+  /// Sends `signal`; after SIGKILL, also reaps the child.
   void Signal(int signal);
   /// SIGTERM, up to `grace_s` to exit, then SIGKILL; reaps the child. Idempotent.
   void Stop(double grace_s);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -87,8 +88,18 @@ int RunFleet(const FleetArgs& a) {
   if (router.empty() || router == "least-loaded") {
     router = "gateway";  // least-loaded is the simulator's oracle: live, a gateway routes
   }
-  const std::vector<FaultAction> faults =
-      a.no_faults ? std::vector<FaultAction>{} : Schedule(sc.fleet.faults);
+  std::vector<FaultAction> faults;
+  for (const FaultAction& f :
+       a.no_faults ? std::vector<FaultAction>{} : Schedule(sc.fleet.faults)) {
+    if (f.at_s >= sc.ArrivalSpan()) {
+      std::cerr << fmt::format(
+          "spillway fleet: {}: fault at {:g} s comes after the last arrival ({:g} s): a live "
+          "run ends before it; skipped\n",
+          a.scenario, f.at_s, sc.ArrivalSpan());
+      continue;
+    }
+    faults.push_back(f);
+  }
   for (const FaultAction& f : faults) {
     if (f.engine >= static_cast<std::size_t>(replicas)) {
       throw config::ConfigError(
@@ -96,6 +107,7 @@ int RunFleet(const FleetArgs& a) {
                       f.engine, replicas));
     }
   }
+  const bool keep_logs = !a.logs_dir.empty();
   const std::string logs =
       a.logs_dir.empty()
           ? (std::filesystem::temp_directory_path() / fmt::format("spillway-fleet-{}", ::getpid()))
@@ -142,7 +154,8 @@ int RunFleet(const FleetArgs& a) {
   // Give the gateway a first scrape of every engine before the load starts.
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
 
-  std::jthread injector([&faults, &engines](std::stop_token stop) {
+  std::atomic<std::size_t> applied{0};  // faults signalled so far, in schedule order
+  std::jthread injector([&faults, &engines, &applied](std::stop_token stop) {
     const auto start = std::chrono::steady_clock::now();
     for (const FaultAction& f : faults) {
       const auto when = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -154,6 +167,7 @@ int RunFleet(const FleetArgs& a) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       engines[f.engine]->Signal(f.signal);
+      ++applied;
       std::cerr << fmt::format("spillway fleet: t = {:.1f} s: {}\n", f.at_s, f.what);
     }
   });
@@ -166,12 +180,20 @@ int RunFleet(const FleetArgs& a) {
   for (auto& e : engines) {
     e->Stop(5);
   }
+  if (!keep_logs && !r.interrupted) {
+    std::error_code ignored;
+    std::filesystem::remove_all(logs, ignored);
+  }
   std::cout << fmt::format(
       "scenario {} ({}), seed {}, {} emulated engines behind spillway gateway (router {}), "
-      "live over HTTP on loopback; logs in {}\n",
-      sc.name, sc.file, o.seed, replicas, router, logs);
-  for (const FaultAction& f : faults) {
-    std::cout << fmt::format("  fault at {:.1f} s: {}\n", f.at_s, f.what);
+      "live over HTTP on loopback; {}\n",
+      sc.name, sc.file, o.seed, replicas, router,
+      keep_logs || r.interrupted ? "logs in " + logs : "(--logs DIR keeps the logs)");
+  for (std::size_t i = 0; i < applied.load(); ++i) {
+    std::cout << fmt::format("  fault at {:.1f} s: {}\n", faults[i].at_s, faults[i].what);
+  }
+  if (r.interrupted) {
+    std::cout << "interrupted: the summary covers the run until Ctrl-C\n";
   }
   std::cout << "\n" << CompareTable({r.summary});
   std::cout << fmt::format("\nclient: transport errors {}, peak in flight {}\n", r.transport_errors,

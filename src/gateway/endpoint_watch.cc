@@ -5,6 +5,10 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <iostream>
+#include <optional>
+#include <string>
+
 #include "metrics/prometheus_text.h"
 #include "net/http_get.h"
 
@@ -31,12 +35,26 @@ asio::awaitable<void> ScrapeLoop(EndpointPool& pool, std::size_t i, WatchContext
   }
   const net::SteadyClock& clock = *c.clock;
   Seconds next = clock.Now();
+  std::optional<bool> was_ok;  // logged on each change
   while (!c.stop->load()) {
     const net::GetResult r =
         co_await net::HttpGet(up.addresses, up.target, "/metrics", "", c.config->scrape_timeout_s);
     const bool ok =
         r.status == 200 && pool.OnScrape(i, metrics::ParseExposition(r.body), clock.Now());
     c.metrics->scrapes_total->With({pool.model(), up.url, ok ? "ok" : "error"}).Inc();
+    if (was_ok != ok) {
+      const std::optional<routing::EngineKind> kind = pool.Kind(i);
+      std::cerr << "spillway gateway: " << up.url << ": GET /metrics "
+                << (ok              ? "answers (kind " + std::string(routing::ToString(*kind)) + ")"
+                    : r.status == 0 ? "failed: " + r.error
+                    : r.status != 200
+                        ? "answered " + std::to_string(r.status)
+                        : std::string("has no load series ") +
+                              (kind.has_value() ? "of kind " + std::string(routing::ToString(*kind))
+                                                : "of a known engine kind"))
+                << "\n";
+      was_ok = ok;
+    }
     next = std::max(next + c.config->scrape_interval_s, clock.Now());
     co_await SleepUntil(clock, next);
   }
@@ -48,6 +66,7 @@ asio::awaitable<void> ProbeLoop(EndpointPool& pool, std::size_t i, WatchContext 
     co_return;
   }
   const net::SteadyClock& clock = *c.clock;
+  std::optional<routing::ProbeResult> last;  // logged on each change
   while (!c.stop->load()) {
     // The kind may be learned at the first scrape; until then /health (every kind has it).
     const bool spillway = pool.Kind(i) == routing::EngineKind::kSpillway;
@@ -57,6 +76,14 @@ asio::awaitable<void> ProbeLoop(EndpointPool& pool, std::size_t i, WatchContext 
                                         : r.status == 503 ? routing::ProbeResult::kNotReady
                                                           : routing::ProbeResult::kReady;
     pool.OnProbe(i, result, clock.Now());
+    if (last != result) {
+      std::cerr << "spillway gateway: " << up.url << ": "
+                << (result == routing::ProbeResult::kReady      ? "ready"
+                    : result == routing::ProbeResult::kNotReady ? "not ready (503): no new work"
+                                                                : "down (no answer): no new work")
+                << "\n";
+      last = result;
+    }
     co_await SleepUntil(clock, clock.Now() + c.config->probe_interval_s);
   }
 }

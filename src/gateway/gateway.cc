@@ -1,6 +1,8 @@
 #include "gateway/gateway.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -40,17 +42,37 @@ Upstream Resolved(asio::io_context& ioc, const UpstreamConfig& u) {
   return up;
 }
 
-/// The model `up` serves: the first id of its GET /v1/models.
-std::string DiscoverModel(const Upstream& up) {
+/// `up`'s answer to GET /v1/models (blocking, at start-up).
+net::GetResult GetModels(const Upstream& up, Seconds timeout_s) {
   asio::io_context ioc;
   net::GetResult r;
   asio::co_spawn(
       ioc,
       [&]() -> asio::awaitable<void> {
-        r = co_await net::HttpGet(up.addresses, up.target, "/v1/models", "", kDiscoveryTimeoutS);
+        r = co_await net::HttpGet(up.addresses, up.target, "/v1/models", "", timeout_s);
       },
       asio::detached);
   ioc.run();
+  return r;
+}
+
+/// Says so on stderr when `up` answers GET /v1/models without `model` (best effort: an
+/// endpoint that is down or wants a key is not checked).
+void CheckModel(const Upstream& up, const std::string& model) {
+  const net::GetResult r = GetModels(up, 2.0);
+  const std::vector<std::string> ids =
+      r.status == 200 ? api::ModelIds(r.body) : std::vector<std::string>{};
+  if (!ids.empty() && std::find(ids.begin(), ids.end(), model) == ids.end()) {
+    std::cerr << fmt::format(
+        "spillway gateway: warning: endpoint '{}' serves {}, not '{}': requests for '{}' "
+        "will get its 404\n",
+        up.url, fmt::join(ids, ", "), model, model);
+  }
+}
+
+/// The model `up` serves: the first id of its GET /v1/models.
+std::string DiscoverModel(const Upstream& up) {
+  const net::GetResult r = GetModels(up, kDiscoveryTimeoutS);
   const std::optional<std::string> id = r.status == 200 ? api::FirstModelId(r.body) : std::nullopt;
   if (!id.has_value()) {
     throw std::runtime_error(fmt::format(
@@ -87,6 +109,9 @@ struct Gateway::Impl {
       for (const UpstreamConfig& u : p.endpoints) {
         Upstream up = Resolved(ioc, u);
         const std::string model = p.model.empty() ? DiscoverModel(up) : p.model;
+        if (!p.model.empty()) {
+          CheckModel(up, p.model);
+        }
         if (by_model.count(model) == 0) {
           order.push_back(model);
         }
@@ -113,6 +138,15 @@ struct Gateway::Impl {
     while (handler->in_flight() > 0 && clock.Now() < give_up) {
       timer.expires_after(std::chrono::milliseconds(20));
       co_await timer.async_wait(asio::use_awaitable);
+    }
+    if (handler->in_flight() > 0) {
+      std::cerr << "spillway gateway: drain timeout with " << handler->in_flight()
+                << " requests in flight; answering them 503 draining\n";
+      handler->EndAllAttempts();
+      for (int i = 0; i < 50 && handler->in_flight() > 0; ++i) {
+        timer.expires_after(std::chrono::milliseconds(20));
+        co_await timer.async_wait(asio::use_awaitable);
+      }
     }
     timer.expires_after(std::chrono::milliseconds(100));
     co_await timer.async_wait(asio::use_awaitable);

@@ -1,12 +1,12 @@
 #include "gateway/gateway_config.h"
 
 #include <fmt/format.h>
-#include <boost/url/parse.hpp>
 #include <cmath>
 #include <set>
 
 #include "config/config_error.h"
 #include "config/yaml_reader.h"
+#include "net/target.h"
 
 namespace spillway::gateway {
 namespace {
@@ -59,6 +59,22 @@ void ReadRouter(const Field& s, GatewayConfig* c) {
   r.seed = static_cast<std::uint64_t>(IntIn(s["seed"], 1, 0, 2147483647));
 }
 
+/// The URL's problem (net::ParseTarget's, as the gateway will parse it), or empty.
+std::string UrlProblem(const std::string& url) {
+  try {
+    net::ParseTarget(url);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// host:port/path of an endpoint URL, to tell two spellings of one endpoint apart from two.
+std::string Canonical(const std::string& url) {
+  const net::Target t = net::ParseTarget(url);
+  return t.host + ":" + t.port + t.base_path;
+}
+
 void ReadPools(const Field& pools, GatewayConfig* c) {
   for (const Field& p : pools.Items()) {
     p.RequireKnownKeys({"model", "endpoints"});
@@ -71,13 +87,20 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
     for (const Field& e : endpoints.Items()) {
       UpstreamConfig u;
       if (e.is_scalar()) {
-        u = ParseEndpointFlag(e.AsString());
+        try {
+          u = ParseEndpointFlag(e.AsString());
+        } catch (const ConfigError& error) {
+          e.Fail(error.what());
+        }
       } else {
         e.RequireKnownKeys({"url", "kind"});
         if (!e["url"].present()) {
           e["url"].Fail("is required");
         }
         u.url = e["url"].AsString();
+        if (const std::string problem = UrlProblem(u.url); !problem.empty()) {
+          e["url"].Fail(problem);
+        }
         if (e["kind"].present()) {
           u.kind = KindOf(e["kind"]);
         }
@@ -142,27 +165,6 @@ GatewayConfig Parse(const Field& root) {
   return c;
 }
 
-/// The URL's problem, or empty when it is an http:// URL with a host.
-std::string UrlProblem(const std::string& url) {
-  const auto u = boost::urls::parse_uri(url);
-  if (!u) {
-    return "is not a URL (" + u.error().message() + ")";
-  }
-  if (u->scheme() != "http") {
-    return "must be an http:// URL (TLS upstreams are not supported yet)";
-  }
-  if (u->host().empty()) {
-    return "has no host";
-  }
-  if (u->has_port() && (u->port_number() == 0)) {
-    return "has an invalid port";
-  }
-  if (u->has_query() || u->has_fragment()) {
-    return "must not have a query or fragment";
-  }
-  return "";
-}
-
 }  // namespace
 
 GatewayConfig LoadGatewayConfig(const std::string& path) {
@@ -194,7 +196,7 @@ UpstreamConfig ParseEndpointFlag(const std::string& value) {
     u.url = value;
   }
   if (const std::string problem = UrlProblem(u.url); !problem.empty()) {
-    throw ConfigError(fmt::format("endpoint '{}': {}", value, problem));
+    throw ConfigError(fmt::format("--endpoint {}", problem));
   }
   return u;
 }
@@ -213,10 +215,10 @@ void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
     }
     for (const UpstreamConfig& u : p.endpoints) {
       if (const std::string problem = UrlProblem(u.url); !problem.empty()) {
-        fail(fmt::format("endpoint '{}' {}", u.url, problem));
+        fail(fmt::format("endpoint {}", problem));
       }
-      if (!urls.insert(u.url).second) {
-        fail(fmt::format("endpoint '{}' is listed twice", u.url));
+      if (!urls.insert(Canonical(u.url)).second) {
+        fail(fmt::format("endpoint '{}' is listed twice (perhaps spelt another way)", u.url));
       }
       ++endpoints;
     }
@@ -228,9 +230,22 @@ void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
     fail(fmt::format("timeouts.request_timeout_s ({:g} s) must be above router.ttft_slo_s ({:g} s)",
                      c.request_timeout_s, c.router.ttft_slo_s));
   }
-  if (!std::isfinite(c.scrape_interval_s) || c.scrape_interval_s <= 0) {
-    fail("scrape.interval_s must be positive");
-  }
+  // The flags' values get the file's checks.
+  const auto in = [&](const char* key, double v, double lo, double hi) {
+    if (!(v >= lo && v <= hi)) {
+      fail(fmt::format("{} must be in [{:g}, {:g}], got {:g}", key, lo, hi, v));
+    }
+  };
+  in("scrape.interval_s (--scrape-interval-s)", c.scrape_interval_s, 0.01, 3600);
+  in("scrape.timeout_s", c.scrape_timeout_s, 0.001, 3600);
+  in("router.ttft_slo_s (--ttft-slo-s)", c.router.ttft_slo_s, 0.001, 1e6);
+  in("router.stale_after_s (--stale-after-s)", c.router.stale_after_s, 0.001, 1e6);
+  in("timeouts.request_timeout_s (--request-timeout-s)", c.request_timeout_s, 0.001, 1e6);
+  in("timeouts.connect_timeout_s", c.connect_timeout_s, 0.001, 1e6);
+  in("timeouts.drain_timeout_s (--drain-timeout-s)", c.drain_timeout_s, 0.001, 1e6);
+  in("listen.threads (--threads)", c.threads, 0, 256);
+  in("listen.max_connections (--max-connections)", c.max_connections, 1, 1000000);
+  in("retries.max_attempts (--max-attempts)", c.retry.max_attempts, 1, 10);
 }
 
 }  // namespace spillway::gateway

@@ -225,6 +225,13 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     for (const auto& p : pools_) {
       served += (served.empty() ? "'" : ", '") + p->model() + "'";
     }
+    if (req.model.empty()) {
+      metrics_.requests_total->With({"", "400", "missing_required_parameter", "gateway"}).Inc();
+      co_await SendError(conn,
+                         Error(400, fmt::format("Name the model: this gateway serves {}.", served),
+                               "invalid_request_error", "missing_required_parameter", "model"));
+      co_return;
+    }
     metrics_.requests_total->With({"", "404", "model_not_found", "gateway"}).Inc();
     co_await SendError(
         conn, Error(404,
@@ -241,7 +248,16 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
                         : chat ? tokenizer_.CountChatTokens(req.messages)
                                : tokenizer_.CountTokens(req.prompt_text);
   route.priority = priority;
-  if (const auto ms = IntHeader(request, "x-llm-d-slo-ttft-ms"); ms.has_value() && *ms > 0) {
+  if (request.find("x-llm-d-slo-ttft-ms") != request.end()) {
+    const std::optional<std::int64_t> ms = IntHeader(request, "x-llm-d-slo-ttft-ms");
+    if (!ms.has_value() || *ms <= 0 || *ms > 3'600'000) {
+      metrics_.requests_total->With({model, "400", "invalid_slo", "gateway"}).Inc();
+      co_await SendError(conn, Error(400,
+                                     "x-llm-d-slo-ttft-ms must be a whole number of milliseconds "
+                                     "in [1, 3600000].",
+                                     "invalid_request_error", "invalid_slo"));
+      co_return;
+    }
     route.ttft_slo_s = static_cast<double>(*ms) / 1000.0;
   }
 
@@ -266,6 +282,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   relay.body = &request.body();
   relay.deadline_s = received_s + config_.request_timeout_s;
   relay.connect_timeout_s = config_.connect_timeout_s;
+  relay.registry = &relays_;
   for (const auto& f : request) {
     if (PassRequestHeader(f.name_string()) &&
         !beast::iequals(f.name_string(), "X-Priority-Class")) {
@@ -347,6 +364,14 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
         co_return;
       case End::kClientGone:
         finish(metrics_.cancelled_total, 499, "client_gone", "client");
+        co_return;
+      case End::kDraining:  // the drain ran out of time
+        if (!r.streamed) {
+          co_await SendError(conn,
+                             Refusal("draining", "The gateway shut down before the reply came."),
+                             api::ContractHeaders("draining", 1));
+        }
+        finish(metrics_.failed_total, r.streamed ? 200 : 503, "draining", "gateway");
         co_return;
       case End::kRefused:
         pool->OnSuccess(i);

@@ -23,6 +23,7 @@
 #include "gateway/endpoint_pool.h"
 #include "gateway/gateway_config.h"
 #include "gateway/gateway_metrics.h"
+#include "gateway/relay.h"
 #include "net/clock.h"
 #include "net/http_connection.h"
 
@@ -39,6 +40,8 @@ class GatewayHandler {
 
   /// Requests received and not yet ended.
   std::int64_t in_flight() const { return in_flight_.load(); }
+  /// Ends every attempt in progress (a drain out of time): 503 draining, or an SSE error event.
+  void EndAllAttempts() { relays_.CloseAll(); }
 
  private:
   boost::asio::awaitable<void> Completions(net::HttpConnection& conn, bool chat);
@@ -56,6 +59,7 @@ class GatewayHandler {
   std::mutex door_mu_;
   AdmissionController door_;  ///< the tenants' token buckets (admission's, as the simulator's door)
   std::atomic<std::int64_t> in_flight_{0};
+  RelayRegistry relays_;
 };
 
 }  // namespace spillway::gateway

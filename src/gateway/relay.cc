@@ -5,6 +5,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/error.hpp>
@@ -47,10 +48,13 @@ bool PassResponseHeader(std::string_view name) {
   return true;
 }
 
-net::Headers PassedHeaders(const http::response_header<>& head) {
+/// The upstream's headers the client gets; for a stream, not Cache-Control, which the
+/// gateway's own stream head sets (no-cache).
+net::Headers PassedHeaders(const http::response_header<>& head, bool stream = false) {
   net::Headers out;
   for (const auto& f : head) {
-    if (PassResponseHeader(f.name_string())) {
+    if (PassResponseHeader(f.name_string()) &&
+        !(stream && beast::iequals(f.name_string(), "cache-control"))) {
       out.emplace_back(std::string(f.name_string()), std::string(f.value()));
     }
   }
@@ -62,14 +66,23 @@ std::string HeaderOr(const http::response_header<>& h, std::string_view name) {
   return it == h.end() ? std::string() : std::string(it->value());
 }
 
-/// Watches the client's socket during one attempt and closes the upstream connection the
-/// moment the client leaves. Runs on the session's strand, as the attempt does.
-struct ClientWatch {
+}  // namespace
+
+/// One attempt's watcher, shared by the attempt, its client watch and the registry, touched
+/// only on the attempt's strand: watches the client's socket and closes the upstream
+/// connection the moment the client leaves (or the drain ends the attempt).
+struct RelayWatch {
   bool stopped = false;
   bool client_gone = false;
+  bool closed_for_drain = false;
   beast::tcp_stream* upstream = nullptr;  // cleared when the attempt ends
+  asio::any_io_executor executor;
   asio::cancellation_signal cancel;
 };
+
+namespace {
+
+using ClientWatch = RelayWatch;
 
 asio::awaitable<void> WatchClient(net::HttpConnection& conn, std::shared_ptr<ClientWatch> w) {
   const bool gone = co_await conn.WaitClientGone();
@@ -88,14 +101,21 @@ asio::awaitable<void> WatchClient(net::HttpConnection& conn, std::shared_ptr<Cli
 class WatchScope {
  public:
   WatchScope(net::HttpConnection& conn, beast::tcp_stream& upstream,
-             const asio::any_io_executor& ex)
-      : watch_(std::make_shared<ClientWatch>()) {
+             const asio::any_io_executor& ex, RelayRegistry* registry)
+      : watch_(std::make_shared<ClientWatch>()), registry_(registry) {
     watch_->upstream = &upstream;
+    watch_->executor = ex;
+    if (registry_ != nullptr) {
+      registry_->Add(watch_);
+    }
     asio::co_spawn(ex, WatchClient(conn, watch_),
                    asio::bind_cancellation_slot(watch_->cancel.slot(),
                                                 [w = watch_](const std::exception_ptr&) {}));
   }
   ~WatchScope() {
+    if (registry_ != nullptr) {
+      registry_->Remove(watch_);
+    }
     watch_->stopped = true;
     watch_->upstream = nullptr;
     watch_->cancel.emit(asio::cancellation_type::terminal);
@@ -103,9 +123,11 @@ class WatchScope {
   WatchScope(const WatchScope&) = delete;
   WatchScope& operator=(const WatchScope&) = delete;
   bool client_gone() const { return watch_->client_gone; }
+  bool closed_for_drain() const { return watch_->closed_for_drain; }
 
  private:
   std::shared_ptr<ClientWatch> watch_;
+  RelayRegistry* registry_;
 };
 
 http::request<http::string_body> MakeRequest(const Upstream& up, const RelayRequest& r) {
@@ -191,6 +213,31 @@ class StreamErrorScan {
 
 }  // namespace
 
+void RelayRegistry::Add(const std::shared_ptr<RelayWatch>& watch) {
+  const std::lock_guard lock(mu_);
+  active_.insert(watch);
+}
+
+void RelayRegistry::Remove(const std::shared_ptr<RelayWatch>& watch) {
+  const std::lock_guard lock(mu_);
+  active_.erase(watch);
+}
+
+void RelayRegistry::CloseAll() {
+  const std::lock_guard lock(mu_);
+  for (const std::shared_ptr<RelayWatch>& w : active_) {
+    asio::post(w->executor, [w] {
+      if (w->stopped || w->upstream == nullptr) {
+        return;
+      }
+      w->closed_for_drain = true;
+      beast::error_code ignored;
+      w->upstream->socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+      w->upstream->cancel();
+    });
+  }
+}
+
 asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Upstream& up,
                                             const RelayRequest& request,
                                             const net::SteadyClock& clock,
@@ -198,12 +245,13 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
   AttemptResult out;
   const auto ex = co_await asio::this_coro::executor;
   beast::tcp_stream stream(ex);
-  const WatchScope watch(conn, stream, ex);
+  const WatchScope watch(conn, stream, ex, request.registry);
   const Seconds sent_s = clock.Now();
   const auto deadline = clock.At(request.deadline_s);
   const auto connect_by = std::min(deadline, clock.At(sent_s + request.connect_timeout_s));
   auto ended = [&](AttemptResult::End end, const beast::error_code& ec) {
-    out.end = watch.client_gone() ? AttemptResult::End::kClientGone
+    out.end = watch.client_gone()        ? AttemptResult::End::kClientGone
+              : watch.closed_for_drain() ? AttemptResult::End::kDraining
               : ec == beast::error::timeout && clock.Now() >= request.deadline_s
                   ? AttemptResult::End::kDeadline
                   : end;
@@ -276,7 +324,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
 
   // An SSE stream: chunk by chunk, each upstream read after the client took the last chunk.
   out.streamed = true;
-  if (!co_await conn.StartStream(PassedHeaders(head))) {
+  if (!co_await conn.StartStream(PassedHeaders(head, /*stream=*/true))) {
     out.end = AttemptResult::End::kClientGone;
     co_return out;
   }
@@ -312,6 +360,8 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       const std::string event =
           out.end == AttemptResult::End::kDeadline
               ? StreamError("request_timeout", "The gateway's request deadline passed.")
+          : out.end == AttemptResult::End::kDraining
+              ? StreamError("draining", "The gateway shut down before the stream ended.")
               : StreamError("upstream_unavailable", "The endpoint failed mid-stream.");
       co_await conn.WriteChunk(event);
       co_await conn.EndStream();

@@ -11,8 +11,12 @@
 // stream has started, ends it with an SSE error event). A new connection per attempt (the
 // upstream's keep-alive is not used yet). Boost.Beast stays in relay.cc.
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "gateway/endpoint_pool.h"
@@ -21,6 +25,23 @@
 
 namespace spillway::gateway {
 
+struct RelayWatch;  // one attempt's watcher (relay.cc)
+
+/// The attempts in progress, so a drain that runs out of time can end them cleanly: CloseAll
+/// closes their upstream connections on their own strands, and they end as kDraining (503
+/// draining, or an SSE error event once streaming) instead of a cut client connection.
+/// Thread-safe.
+class RelayRegistry {
+ public:
+  void CloseAll();
+  void Add(const std::shared_ptr<RelayWatch>& watch);
+  void Remove(const std::shared_ptr<RelayWatch>& watch);
+
+ private:
+  std::mutex mu_;
+  std::set<std::shared_ptr<RelayWatch>> active_;
+};
+
 /// What the client asked, as the gateway forwards it.
 struct RelayRequest {
   std::string path;  ///< "/v1/completions" or "/v1/chat/completions"
@@ -28,6 +49,7 @@ struct RelayRequest {
   net::Headers headers;    ///< end-to-end request headers passed on (Authorization, ...)
   Seconds deadline_s = 0;  ///< the gateway's request deadline, on the SteadyClock
   Seconds connect_timeout_s = 0.5;
+  RelayRegistry* registry = nullptr;  ///< where the attempt registers (may be null)
 };
 
 struct AttemptResult {
@@ -39,6 +61,8 @@ struct AttemptResult {
                    ///< an error event)
     kDeadline,     ///< the gateway's deadline passed (504 or an SSE error event sent)
     kClientGone,   ///< the client left; the upstream connection was closed
+    kDraining,     ///< the gateway's drain ran out of time (an SSE error event sent, if
+                   ///< streaming; else nothing yet: the caller answers 503 draining)
   };
   End end = End::kUnreachable;
   unsigned status = 0;    ///< the upstream's status, when it answered

@@ -57,6 +57,15 @@ constexpr std::int64_t kReservedFds = 64;
 constexpr Seconds kModelsTimeout_s = 10;
 constexpr Seconds kScrapeTimeout_s = 0.9;
 
+/// The --target URL, its errors naming the flag.
+net::Target TargetOf(const std::string& url) {
+  try {
+    return net::ParseTarget(url);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--target: ") + e.what());
+  }
+}
+
 /// Whether a scrape holds any metric the recorder uses.
 bool HasAny(const ServerSnapshot& s) {
   return s.waiting || s.running || s.kv_usage || s.preemptions || s.prompt_tokens ||
@@ -68,7 +77,7 @@ class Runner {
   Runner(const Scenario& sc, const BenchOptions& opt)
       : sc_(sc),
         opt_(opt),
-        target_(net::ParseTarget(opt.target_url)),
+        target_(TargetOf(opt.target_url)),
         endpoints_(net::Resolve(ioc_, target_)),
         schedule_(GenerateArrivals(sc, opt.seed), opt.duration_limit_s),
         span_s_(std::min(sc.ArrivalSpan(), opt.duration_limit_s)),

@@ -14,21 +14,24 @@ namespace spillway::net {
 Target ParseTarget(std::string_view url) {
   const auto parsed = boost::urls::parse_uri(url);
   if (!parsed) {
-    throw std::invalid_argument("--target: not a URL (" + parsed.error().message() + "): '" +
-                                std::string(url) + "'");
+    throw std::invalid_argument("'" + std::string(url) +
+                                "' is not a URL like http://127.0.0.1:8000");
   }
   const boost::urls::url_view u = *parsed;
+  if (u.scheme_id() == boost::urls::scheme::https) {
+    throw std::invalid_argument("'" + std::string(url) +
+                                "': https is not supported yet (TLS); use an http:// URL");
+  }
   if (u.scheme_id() != boost::urls::scheme::http) {
-    throw std::invalid_argument("--target: only http:// URLs are supported, got '" +
-                                std::string(url) + "'");
+    throw std::invalid_argument("'" + std::string(url) + "': only http:// URLs are supported");
   }
   if (u.encoded_host().empty()) {
-    throw std::invalid_argument("--target: no host in '" + std::string(url) + "'");
+    throw std::invalid_argument("'" + std::string(url) + "' has no host");
   }
   if (u.has_query() || u.has_fragment() || u.has_userinfo()) {
     throw std::invalid_argument(
-        "--target: give scheme, host, port and path only (no user, query or fragment), got '" +
-        std::string(url) + "'");
+        "'" + std::string(url) +
+        "': give scheme, host, port and path only (no user, query or fragment)");
   }
   std::uint32_t port = 80;
   if (u.has_port()) {
@@ -39,8 +42,8 @@ Target ParseTarget(std::string_view url) {
     }
   }
   if (port == 0 || port > 65535) {
-    throw std::invalid_argument("--target: the port must be 1 to 65535, got '" +
-                                std::string(u.port()) + "' in '" + std::string(url) + "'");
+    throw std::invalid_argument("'" + std::string(url) + "': the port must be 1 to 65535, got '" +
+                                std::string(u.port()) + "'");
   }
   Target t;
   t.host = u.host_address();

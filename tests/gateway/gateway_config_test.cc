@@ -64,7 +64,8 @@ TEST(GatewayConfigTest, ErrorsNameFileLineFieldAndValue) {
             std::string::npos);
   EXPECT_NE(ErrorOf([] {
               LoadGatewayConfigFromString(
-                  "pools: [{model: m, endpoints: [{url: x, kind: triton}]}]\n", "gw.yaml");
+                  "pools: [{model: m, endpoints: [{url: \"http://h:1\", kind: triton}]}]\n",
+                  "gw.yaml");
             }).find("kind"),
             std::string::npos);
   EXPECT_NE(ErrorOf([] {
@@ -86,6 +87,23 @@ TEST(GatewayConfigTest, ValidationCatchesWhatNoSingleKeyCan) {
   EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("request_timeout_s"),
             std::string::npos);
   c.request_timeout_s = 4.5;
+  c.router.ttft_slo_s = -1;  // from a flag: the file's ranges apply too
+  EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("router.ttft_slo_s"),
+            std::string::npos);
+  c.router.ttft_slo_s = 1;
+  c.scrape_interval_s = 1e-9;
+  EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("scrape.interval_s"),
+            std::string::npos);
+  c.scrape_interval_s = 0.25;
+  c.max_connections = 0;
+  EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("max_connections"),
+            std::string::npos);
+  c.max_connections = 10;
+  c.pools[0].endpoints.push_back({"http://127.0.0.1:1/", std::nullopt});
+  EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("listed twice"),
+            std::string::npos)
+      << "a trailing slash is the same endpoint";
+  c.pools[0].endpoints.pop_back();
   c.pools[0].endpoints[0].url = "https://api.example.com";
   EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("http://"), std::string::npos);
 }
@@ -101,6 +119,13 @@ TEST(GatewayConfigTest, EndpointFlags) {
             "llamacpp, spillway, openai");
   EXPECT_NE(ErrorOf([] { ParseEndpointFlag("127.0.0.1:8000"); }), "");
   EXPECT_NE(ErrorOf([] { ParseEndpointFlag("http://h:1/?q=1"); }), "");
+  EXPECT_EQ(ErrorOf([] { ParseEndpointFlag("http://127.0.0.1:99999"); }),
+            "--endpoint 'http://127.0.0.1:99999': the port must be 1 to 65535, got '99999'");
+  EXPECT_NE(ErrorOf([] {
+              LoadGatewayConfigFromString("pools: [{model: m, endpoints: [42]}]\n", "gw.yaml");
+            }).find("gw.yaml:1"),
+            std::string::npos)
+      << "an endpoint in the file names its line";
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ class GatewayFixture : public ::testing::Test {
     return "http://127.0.0.1:" + std::to_string(p.port());
   }
   const HttpClient& gateway() const { return *client_; }
+  ServerProcess& gateway_process() { return *gateway_; }
   ServerProcess& upstream(int i) { return *upstreams_[static_cast<std::size_t>(i)]; }
   HttpClient upstream_client(int i) const {
     return HttpClient(upstreams_[static_cast<std::size_t>(i)]->port());

@@ -2,6 +2,8 @@
 // what it refuses, and that a client leaving or the gateway's deadline reaches the engine.
 // Every test ends with the gateway's conservation ledger checked (gateway_fixture.h).
 
+#include <sys/wait.h>
+
 #include <csignal>
 #include <fstream>
 
@@ -52,6 +54,11 @@ TEST_F(LiveGatewayRelayTest, RelaysCompletionsAndChatStreamingAndNot) {
       R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":3,"stream":true})");
   ASSERT_EQ(chat.status, 200) << chat.error << chat.body;
   EXPECT_EQ(chat.Header("Content-Type"), "text/event-stream");
+  int cache_control = 0;
+  for (const auto& [name, value] : chat.headers) {
+    cache_control += server_test::EqualsIgnoreCase(name, "Cache-Control") ? 1 : 0;
+  }
+  EXPECT_EQ(cache_control, 1) << "the gateway's own, not the endpoint's as well";
   const std::vector<std::string> events = SseDataPayloads(chat.body);
   ASSERT_GE(events.size(), 2u) << chat.body;
   EXPECT_EQ(events.back(), "[DONE]");
@@ -170,6 +177,38 @@ TEST_F(LiveGatewayDeadlineTest, TheDeadlineIs504OrAnSseErrorAndClosesTheUpstream
   const std::string m = GatewayMetrics();
   EXPECT_EQ(MetricSum(m, "spillway_gateway_failed_total"), 2);
   EXPECT_EQ(MetricSum(m, "spillway_gateway_requests_total", {{"reason", "request_timeout"}}), 2);
+}
+
+// A drain that runs out of time ends what is still in flight cleanly: 503 draining for a reply
+// not yet begun, an SSE error event for a stream, never a cut connection.
+class LiveGatewayDrainTimeoutTest : public LiveGatewayRelayTest {
+ protected:
+  int upstreams() const override { return 1; }
+  std::vector<std::string> GatewayArgs() const override { return {"--drain-timeout-s", "1"}; }
+};
+
+TEST_F(LiveGatewayDrainTimeoutTest, WhatIsLeftAtTheDrainTimeoutGets503DrainingOrAnSseError) {
+  server_test::HttpRequest plain;
+  plain.method = "POST";
+  plain.target = "/v1/completions";
+  plain.body = R"({"prompt":[1,2,3],"max_tokens":130})";  // about 4 s
+  server_test::HttpRequest stream = plain;
+  stream.body = R"({"prompt":[1,2,3],"max_tokens":130,"stream":true})";
+  PendingRequest a(gateway().port(), plain, 10);
+  PendingRequest b(gateway().port(), stream, 10);
+  ASSERT_EQ(b.ReadHead(5).status, 200);
+  ASSERT_TRUE(b.NextEvent(5).has_value());
+  gateway_process().Signal(SIGTERM);
+  const HttpResponse ra = a.ReadResponse(5);
+  EXPECT_TRUE(IsOpenAiError(ra, 503, "draining")) << ra.error;
+  EXPECT_EQ(ra.Header("X-Overload-Reason"), "draining");
+  const HttpResponse rb = b.ReadResponse(5);
+  const std::vector<std::string> events = SseDataPayloads(rb.body);
+  ASSERT_FALSE(events.empty()) << rb.error;
+  EXPECT_NE(events.back().find("\"code\":\"draining\""), std::string::npos) << rb.body;
+  const std::optional<int> status = gateway_process().WaitForExit(5);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
 }
 
 class LiveGatewayRefusalTest : public GatewayFixture {
