@@ -1,0 +1,138 @@
+#pragma once
+// The simulator's run state, internal to src/sim/: the event types, one attempt and one logical
+// request as the run tracks them, and the Sim class whose methods live in simulator.cc
+// (construction, sending and retrying, the event loop) and sim_steps.cc (engine steps, finished
+// requests, client timeouts, fleet faults, gauges and checks). Not for use outside src/sim/.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "admission/admission.h"
+#include "core/rng.h"
+#include "engine/engine.h"
+#include "report/run_recorder.h"
+#include "sim/gateway_front.h"
+#include "sim/invariant_checker.h"
+#include "sim/replica_faults.h"
+#include "sim/simulator.h"
+#include "workload/arrivals.h"
+#include "workload/retry.h"
+
+namespace spillway::sim_detail {
+
+enum class EventType : std::uint8_t {
+  kStepDone,
+  kTtftTimeout,
+  kTotalTimeout,
+  kRequestDeadline,
+  kRetry,
+  kScrape,  // the gateway scrapes every replica's metrics
+  kProbe,   // the gateway probes every replica's /ready
+  kFault,   // a fleet fault (kill, drain) takes effect; target: its index
+  kTick
+};
+
+struct Event {
+  Seconds t;
+  std::uint64_t seq;
+  EventType type;
+  std::uint32_t target;  // replica, attempt or logical request, by type
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+// One HTTP attempt from the client's side; its index is the engine RequestId.
+struct Attempt {
+  std::uint32_t logical = 0;
+  std::uint32_t replica = 0;
+  Seconds sent_s = 0;
+  Seconds first_token_s = kNever;
+  Seconds last_token_s = kNever;
+  Seconds gone_s = kNever;  // when the client left
+  std::int32_t tokens = 0;
+  Seconds engine_s = 0;  // this attempt's share of engine steps
+  bool done = false;     // a terminal outcome was recorded
+  bool completed = false;
+  bool alone = false;  // the gateway sent it with nothing predicted ahead (measures prefill)
+};
+
+struct Logical {
+  std::uint32_t arrival = 0;  // index into arrivals
+  std::int32_t attempts = 0;
+};
+
+class Sim {
+ public:
+  Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt);
+  RunSummary Run();
+
+ private:
+  void Push(Seconds t, EventType type, std::uint32_t target) {
+    heap_.push(Event{t, next_seq_++, type, target});
+  }
+  /// The scenario class of an arrival or attempt (empty for trace records).
+  std::string_view ClassName(const Arrival& a) const {
+    return a.class_index >= 0 ? std::string_view(sc_.classes[a.class_index].name)
+                              : std::string_view();
+  }
+  std::string_view ClassOf(const Attempt& a) const {
+    return ClassName(arrivals_[logical_[a.logical].arrival]);
+  }
+  void SendAttempt(std::uint32_t logical, Seconds now);
+  /// A refusal at the door by replica `r`'s admission (or by the shared door in front of it).
+  /// `queue`: the replica whose queue its Retry-After is checked against (kAnyQueue: the pool).
+  void OnRejected(std::uint32_t logical, std::int32_t queue, Seconds now, int status,
+                  std::string_view reason, Seconds retry_after_s);
+  void MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s);
+  void StartStep(std::uint32_t r, Seconds now);
+  void OnStepDone(std::uint32_t r, Seconds now);
+  void HandleFinished(std::uint32_t r, Seconds now);
+  void Abandon(std::uint32_t attempt, Seconds now);
+  /// The server's request deadline passed before the answer was complete: 504, aborted.
+  void TimeOut(std::uint32_t attempt, Seconds now);
+  void Tick(std::int64_t second);
+  /// The least-loaded replica that is up; nullopt when none is.
+  std::optional<std::uint32_t> PickReplica() const;
+  void ApplyFault(const FleetFault& fault, Seconds now);
+  /// Replica `r` dies: its unfinished attempts fail (their streams break), it takes no work.
+  void Kill(std::uint32_t r, Seconds now);
+  /// A draining replica whose work is done exits.
+  void MaybeExit(std::uint32_t r);
+  void Check(const Engine& engine);
+  /// The gateway's view of how attempt `id` ended (no-op without a gateway).
+  void EndAtGateway(std::uint32_t id, Seconds now, GatewayFront::Ending ending) {
+    if (gateway_.has_value()) {
+      gateway_->OnEnded(attempts_[id].replica, now, ending);
+    }
+  }
+  /// Throws SimInvariantError when the gateway's ledger does not balance.
+  void CheckLedger(bool at_end) const;
+
+  const Scenario& sc_;
+  const RunConfig& rc_;
+  SimOptions opt_;
+  Rng rng_;
+  std::vector<Arrival> arrivals_;
+  std::vector<Logical> logical_;
+  std::vector<Attempt> attempts_;
+  std::vector<std::unique_ptr<Engine>> replicas_;
+  AdmissionController door_;  // the tenants' token buckets, shared by all replicas
+  RunRecorder recorder_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
+  std::uint64_t next_seq_ = 0;
+  std::int32_t periodic_ = 0;  // ticks and scrapes in the heap: they never keep the run going
+  RetryPlanner retry_;
+  std::optional<GatewayFront> gateway_;
+  Seconds last_event_s_ = 0;
+  InvariantChecker checker_;
+  ReplicaFaults faults_;
+};
+
+/// The door in front of the replicas: the tenants' token buckets only.
+AdmissionConfig DoorConfig(const AdmissionConfig& a);
+
+}  // namespace spillway::sim_detail
