@@ -204,5 +204,4 @@ void Sim::Check(const Engine& engine) {
   }
 }
 
-
 }  // namespace spillway::sim_detail

@@ -158,7 +158,6 @@ void Sim::MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s) 
   }
 }
 
-
 RunSummary Sim::Run() {
   std::size_t next_arrival = 0;
   Push(1.0, EventType::kTick, 0);
@@ -293,7 +292,6 @@ RunSummary Sim::Run() {
   s.est_step_time_s = est.step_time_s();
   return s;
 }
-
 
 }  // namespace sim_detail
 
