@@ -181,12 +181,14 @@ asio::awaitable<void> EngineService::Loop() {
     co_await step_timer_.async_wait(kUse);
     const Seconds end = clock_.Now();
     engine_.EndStep(end);
-    DeliverTokens(end);
-    HandleFinished(end);
+    // The step's counters before its tokens go out: a scrape made after a client got its last
+    // token already counts the step that produced it.
     metrics_.engine_busy_seconds_total->Inc(end - now);
     metrics_.wasted_engine_seconds_total->Inc(step.wasted_s);
     metrics_.prompt_tokens_total->Inc(step.prefill_tokens);
     metrics_.generation_tokens_total->Inc(step.sampled_tokens);
+    DeliverTokens(end);
+    HandleFinished(end);
   }
 }
 
