@@ -29,7 +29,7 @@ test-asan:
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
 
-# ThreadSanitizer over the suites with threads (server, loadgen; build-tsan/). Every process
+# ThreadSanitizer over the suites with threads (server, gateway, loadgen; build-tsan/). Every process
 # (test binaries and the servers they start) writes its reports under build-tsan/tsan-reports/;
 # any report fails the target.
 TSAN_REPORTS = $(CURDIR)/build-tsan/tsan-reports
