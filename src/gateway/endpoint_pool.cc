@@ -110,7 +110,6 @@ std::vector<EndpointView> EndpointPool::View(Seconds now) const {
     v.stale = pool_.Stale(i, now);
     v.in_flight = s.in_flight();
     v.load = s.load();
-    v.ejections = pool_.ejections(i);
     out.push_back(v);
   }
   return out;

@@ -41,7 +41,6 @@ struct EndpointView {
   Seconds metrics_age_s = 0;  ///< +inf before the first scrape or without metrics
   std::int32_t in_flight = 0;
   routing::EndpointLoad load;
-  std::int32_t ejections = 0;
 };
 
 class EndpointPool {

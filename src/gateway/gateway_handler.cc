@@ -52,17 +52,7 @@ std::string_view StripQuery(std::string_view target) {
   return q == std::string_view::npos ? target : target.substr(0, q);
 }
 
-api::ApiError Error(int status, std::string message, std::string type, std::string code,
-                    std::string param = "") {
-  return {status, std::move(message), std::move(type), std::move(param), std::move(code)};
-}
-
-/// The gateway's own refusal for `reason` (a row of the overload contract).
-api::ApiError Refusal(std::string_view reason, std::string message) {
-  const api::ContractRow* row = api::FindContractRow(reason);
-  return Error(row != nullptr ? row->http_status : 503, std::move(message),
-               std::string(row != nullptr ? row->error_type : "overloaded"), std::string(reason));
-}
+using server::Error;
 
 }  // namespace
 
@@ -165,7 +155,7 @@ asio::awaitable<void> GatewayHandler::operator()(net::HttpConnection& conn) {
 asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, bool chat) {
   const net::Request& request = conn.request();
   if (draining_.load()) {
-    const api::ApiError e = Refusal("draining", "The gateway is shutting down.");
+    const api::ApiError e = server::ContractError("draining", "The gateway is shutting down.");
     metrics_.requests_total->With({"", "503", "draining", "gateway"}).Inc();
     co_await SendError(conn, e, api::ContractHeaders("draining", 1));
     co_return;
@@ -265,13 +255,11 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   pool->OnReceived(received_s);
   metrics_.received_total->Inc();
   metrics_.in_flight->Inc();
-  ++in_flight_;
   // Ends the request in exactly one ledger bucket, and counts the reply.
   auto finish = [&](metrics::Counter* bucket, unsigned status, std::string_view reason,
                     std::string_view by) {
     bucket->Inc();
     metrics_.in_flight->Dec();
-    --in_flight_;
     metrics_.requests_total
         ->With({model, std::to_string(status), std::string(reason), std::string(by)})
         .Inc();
@@ -305,15 +293,18 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
       const std::string reason(ToString(d.reason));
       const api::ApiError e =
           attempts > 0
-              ? Refusal("upstream_unavailable",
-                        "The endpoint failed and no other endpoint of the pool could be tried.")
+              ? server::ContractError(
+                    "upstream_unavailable",
+                    "The endpoint failed and no other endpoint of the pool could be tried.")
           : d.verdict == Verdict::kShed
-              ? Refusal(reason, fmt::format("No endpoint of '{}' can start this request within "
-                                            "the TTFT SLO. Retry after {:.0f} s.",
-                                            model, d.retry_after_s))
-              : Refusal(reason, fmt::format("No endpoint of '{}' takes work (all down, ejected "
-                                            "or draining). Retry after {:.0f} s.",
-                                            model, d.retry_after_s));
+              ? server::ContractError(
+                    reason, fmt::format("No endpoint of '{}' can start this request within "
+                                        "the TTFT SLO. Retry after {:.0f} s.",
+                                        model, d.retry_after_s))
+              : server::ContractError(
+                    reason, fmt::format("No endpoint of '{}' takes work (all down, ejected "
+                                        "or draining). Retry after {:.0f} s.",
+                                        model, d.retry_after_s));
       finish(attempts > 0 ? metrics_.failed_total : metrics_.shed_total,
              static_cast<unsigned>(e.http_status), e.code, "gateway");
       co_await SendError(conn, e, api::ContractHeaders(e.code, d.retry_after_s));
@@ -355,10 +346,11 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
         co_return;
       case End::kDeadline:
         if (!r.streamed) {
-          co_await SendError(conn,
-                             Refusal("request_timeout",
-                                     fmt::format("The gateway's request deadline of {:g} s passed.",
-                                                 config_.request_timeout_s)));
+          co_await SendError(
+              conn,
+              server::ContractError("request_timeout",
+                                    fmt::format("The gateway's request deadline of {:g} s passed.",
+                                                config_.request_timeout_s)));
         }
         finish(metrics_.failed_total, r.streamed ? 200 : 504, "request_timeout", "gateway");
         co_return;
@@ -367,9 +359,10 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
         co_return;
       case End::kDraining:  // the drain ran out of time
         if (!r.streamed) {
-          co_await SendError(conn,
-                             Refusal("draining", "The gateway shut down before the reply came."),
-                             api::ContractHeaders("draining", 1));
+          co_await SendError(
+              conn,
+              server::ContractError("draining", "The gateway shut down before the reply came."),
+              api::ContractHeaders("draining", 1));
         }
         finish(metrics_.failed_total, r.streamed ? 200 : 503, "draining", "gateway");
         co_return;
@@ -401,7 +394,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     co_return;
   }
   const Seconds retry_s = pool->DrainTime(clock_.Now());
-  const api::ApiError e = Refusal(
+  const api::ApiError e = server::ContractError(
       "upstream_unavailable",
       fmt::format("The endpoint failed (refused, reset or closed the connection) and no other "
                   "endpoint could be tried. Retry after {:.0f} s.",

@@ -39,7 +39,7 @@ class GatewayHandler {
   boost::asio::awaitable<void> operator()(net::HttpConnection& conn);
 
   /// Requests received and not yet ended.
-  std::int64_t in_flight() const { return in_flight_.load(); }
+  std::int64_t in_flight() const { return static_cast<std::int64_t>(metrics_.in_flight->value()); }
   /// Ends every attempt in progress (a drain out of time): 503 draining, or an SSE error event.
   void EndAllAttempts() { relays_.CloseAll(); }
 
@@ -58,7 +58,6 @@ class GatewayHandler {
   api::ApproxTokenizer tokenizer_;
   std::mutex door_mu_;
   AdmissionController door_;  ///< the tenants' token buckets (admission's, as the simulator's door)
-  std::atomic<std::int64_t> in_flight_{0};
   RelayRegistry relays_;
 };
 

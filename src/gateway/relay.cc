@@ -23,6 +23,7 @@
 
 #include "api/overload_contract.h"
 #include "api/responses.h"
+#include "server/refusal_replies.h"
 
 namespace spillway::gateway {
 namespace {
@@ -48,13 +49,11 @@ bool PassResponseHeader(std::string_view name) {
   return true;
 }
 
-/// The upstream's headers the client gets; for a stream, not Cache-Control, which the
-/// gateway's own stream head sets (no-cache).
-net::Headers PassedHeaders(const http::response_header<>& head, bool stream = false) {
+/// The upstream's headers the client gets.
+net::Headers PassedHeaders(const http::response_header<>& head) {
   net::Headers out;
   for (const auto& f : head) {
-    if (PassResponseHeader(f.name_string()) &&
-        !(stream && beast::iequals(f.name_string(), "cache-control"))) {
+    if (PassResponseHeader(f.name_string())) {
       out.emplace_back(std::string(f.name_string()), std::string(f.value()));
     }
   }
@@ -172,11 +171,7 @@ void KeepIdle(const Upstream& up, beast::tcp_stream& stream) {
 
 /// The SSE error event that ends a stream the gateway cannot finish.
 std::string StreamError(std::string_view reason, std::string_view message) {
-  const api::ContractRow* row = api::FindContractRow(reason);
-  const int status = row != nullptr ? row->http_status : 503;
-  const std::string type(row != nullptr ? row->error_type : "overloaded");
-  return api::SseData(
-      api::ErrorJson({status, std::string(message), type, "", std::string(reason)}));
+  return api::SseData(api::ErrorJson(server::ContractError(reason, std::string(message))));
 }
 
 /// Finds an SSE error event (`data: {"error": ...}`, as serve and vLLM send one) in a relayed
@@ -324,7 +319,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
 
   // An SSE stream: chunk by chunk, each upstream read after the client took the last chunk.
   out.streamed = true;
-  if (!co_await conn.StartStream(PassedHeaders(head, /*stream=*/true))) {
+  if (!co_await conn.StartStream(PassedHeaders(head))) {
     out.end = AttemptResult::End::kClientGone;
     co_return out;
   }

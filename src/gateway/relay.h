@@ -76,7 +76,6 @@ struct AttemptResult {
   /// A relayed stream that ended with an SSE error event (e.g. a drop at the queue head after
   /// a 200 head): its error code ("stream_error" when it names none); empty otherwise.
   std::string stream_error;
-  bool client_got_bytes() const { return end == End::kRelayed || end == End::kBroken; }
 };
 
 /// Called once with the time from send to the first bytes of a 200 stream (its TTFT at the

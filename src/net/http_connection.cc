@@ -95,7 +95,12 @@ asio::awaitable<bool> HttpConnection::StartStream(const Headers& headers) {
   close_delimited_ = !framing.chunked;
   keep_alive_ = false;
   Headers all = headers;
-  all.emplace(all.begin(), "Cache-Control", "no-cache");
+  const bool cache_control_given = std::any_of(all.begin(), all.end(), [](const auto& h) {
+    return beast::iequals(h.first, "Cache-Control");
+  });
+  if (!cache_control_given) {
+    all.emplace(all.begin(), "Cache-Control", "no-cache");
+  }
   scratch_.clear();
   AppendResponseHead(&scratch_, 200, "text/event-stream", framing, all);
   Buffers buffers = {Buffer(scratch_)};

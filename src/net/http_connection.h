@@ -54,7 +54,8 @@ class HttpConnection {
   asio::awaitable<bool> Reply(unsigned status, std::string_view content_type, std::string&& body,
                               const Headers& headers = {});
 
-  /// Starts a `text/event-stream` response (status 200) with `headers`: chunked for HTTP/1.1,
+  /// Starts a `text/event-stream` response (status 200) with `headers` (and
+  /// `Cache-Control: no-cache` unless they set Cache-Control): chunked for HTTP/1.1,
   /// close-delimited for HTTP/1.0. The connection closes after the stream in both cases.
   asio::awaitable<bool> StartStream(const Headers& headers = {});
   /// Writes `data` to a started stream (one chunk, for HTTP/1.1); false when the client is

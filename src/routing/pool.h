@@ -80,7 +80,6 @@ class Pool {
   void OnSuccess(std::size_t i);
 
   EndpointHealth HealthAt(std::size_t i, Seconds now) const { return health_.HealthAt(i, now); }
-  std::int32_t ejections(std::size_t i) const { return health_.ejections(i); }
   /// Whether `i`'s metrics are stale at `now` (it exports metrics and they are too old).
   bool Stale(std::size_t i, Seconds now) const;
   /// The pool's drain time (Router::DrainTime).

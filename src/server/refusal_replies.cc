@@ -16,6 +16,12 @@ api::ApiError Error(int status, std::string message, std::string type, std::stri
                        std::move(code)};
 }
 
+api::ApiError ContractError(std::string_view reason, std::string message) {
+  const api::ContractRow* row = api::FindContractRow(reason);
+  return Error(row != nullptr ? row->http_status : 503, std::move(message),
+               std::string(row != nullptr ? row->error_type : "overloaded"), std::string(reason));
+}
+
 api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s,
                             double request_timeout_s) {
   const std::string reason(ToString(d.reason));

@@ -18,6 +18,11 @@ namespace spillway::server {
 api::ApiError Error(int status, std::string message, std::string type, std::string code,
                     std::string param = "");
 
+/// An OpenAI error for `reason`'s row of the overload contract: its status and type, the
+/// reason as the code (503 "overloaded" for a reason outside the contract). The gateway's own
+/// refusals, deadline and SSE error events.
+api::ApiError ContractError(std::string_view reason, std::string message);
+
 /// The body of a 429/503 refusal: what was estimated against what, and when to retry; the
 /// error type is the contract row's.
 api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s,
