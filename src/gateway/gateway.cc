@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <iostream>
 #include <map>
@@ -185,8 +186,10 @@ int Gateway::Run() {
   const WatchContext watch{&m.config, &m.metrics, &m.clock, &m.stop};
   for (const auto& pool : m.pools) {
     for (std::size_t i = 0; i < pool->size(); ++i) {
-      asio::co_spawn(m.ioc, ScrapeLoop(*pool, i, watch), asio::detached);
-      asio::co_spawn(m.ioc, ProbeLoop(*pool, i, watch), asio::detached);
+      // Each loop on a strand of its own: its HTTP client's timer and socket handlers must not
+      // run on two I/O threads at once (Beast's streams are not thread-safe).
+      asio::co_spawn(asio::make_strand(m.ioc), ScrapeLoop(*pool, i, watch), asio::detached);
+      asio::co_spawn(asio::make_strand(m.ioc), ProbeLoop(*pool, i, watch), asio::detached);
     }
   }
   asio::signal_set signals(m.ioc, SIGTERM, SIGINT);
