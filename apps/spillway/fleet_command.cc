@@ -144,6 +144,10 @@ int RunFleet(const FleetArgs& a) {
     gateway_args.insert(gateway_args.end(),
                         {"--stale-after-s", fmt::format("{}", *sc.fleet.stale_after_s)});
   }
+  if (sc.fleet.queue_max_wait_s.has_value()) {
+    gateway_args.insert(gateway_args.end(),
+                        {"--queue-max-wait-s", fmt::format("{}", *sc.fleet.queue_max_wait_s)});
+  }
   ChildProcess gateway(gateway_args, logs + "/gateway.log");
   loadgen::BenchOptions o;
   o.target_url = gateway.WaitUntilListening(15);

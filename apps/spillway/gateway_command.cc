@@ -81,6 +81,13 @@ void AddFlags(CLI::App* cmd, GatewayArgs* a) {
         a->apply.push_back([v](gateway::GatewayConfig& c) { c.router.stale_after_s = v; });
       },
       "Metrics older than this are stale [default: 1]");
+  cmd->add_option_function<double>(
+      "--queue-max-wait-s",
+      [a](double v) {
+        a->apply.push_back([v](gateway::GatewayConfig& c) { c.queue.max_wait_s = v; });
+      },
+      "gateway router: the longest a request waits for a slot when no endpoint can start it "
+      "within the TTFT SLO now, seconds (0: refused at once) [default: 0]");
 }
 
 int RunGateway(GatewayArgs& a) {

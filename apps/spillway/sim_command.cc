@@ -38,12 +38,14 @@ struct SimArgs {
   double scrape_interval_s = 0.25;
   std::string staleness = "fail-open";
   double stale_after_s = 1.0;
+  double queue_max_wait_s = routing::WaitQueueConfig{}.max_wait_s;
   // The fleet flags, to tell given from default (a scenario's fleet: section fills the rest).
   CLI::Option* replicas_option = nullptr;
   CLI::Option* router_option = nullptr;
   CLI::Option* scrape_option = nullptr;
   CLI::Option* staleness_option = nullptr;
   CLI::Option* stale_after_option = nullptr;
+  CLI::Option* queue_option = nullptr;
   std::string json_out;
   bool measure_capacity = false;
   std::string check_invariants = "amortized";
@@ -69,6 +71,9 @@ void ApplyFleet(const Fleet& fleet, SimArgs* a) {
   }
   if (fleet.stale_after_s.has_value() && a->stale_after_option->count() == 0) {
     a->stale_after_s = *fleet.stale_after_s;
+  }
+  if (fleet.queue_max_wait_s.has_value() && a->queue_option->count() == 0) {
+    a->queue_max_wait_s = *fleet.queue_max_wait_s;
   }
 }
 
@@ -188,6 +193,7 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
       gateway.router.ttft_slo_s = sc.slo.ttft_s.value_or(gateway.router.ttft_slo_s);
       gateway.router.seed = seed;
       gateway.scrape_interval_s = a.scrape_interval_s;
+      gateway.queue.max_wait_s = a.queue_max_wait_s;
       opt.gateway = gateway;
     }
     for (const AdmissionPolicy policy : parsed) {
@@ -290,6 +296,13 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       sim->add_option("--stale-after-s", args->stale_after_s,
                       "--router gateway: metrics older than this are stale, seconds")
           ->check(kFinitePositive & CLI::Range(0.01, 3600.0))
+          ->capture_default_str();
+  args->queue_option =
+      sim->add_option("--queue-max-wait-s", args->queue_max_wait_s,
+                      "--router gateway: the longest a request waits in the gateway's queue for "
+                      "a slot when no replica can start it within the TTFT SLO now, seconds (0: "
+                      "refused at once)")
+          ->check(CLI::Range(0.0, 3600.0))
           ->capture_default_str();
   sim->add_option("--json", args->json_out, "Write the run summary JSON here")
       ->check([](const std::string& s) {

@@ -1,5 +1,7 @@
 #include "gateway/endpoint_pool.h"
 
+#include <boost/asio/post.hpp>
+
 namespace spillway::gateway {
 namespace {
 
@@ -29,6 +31,58 @@ void EndpointPool::OnReceived(Seconds now) {
   pool_.OnReceived(now);
 }
 
+routing::Pool::Placement EndpointPool::Admit(routing::Ticket ticket,
+                                             const routing::RouteRequest& request, Seconds now,
+                                             const std::shared_ptr<Waiter>& waiter) {
+  const std::lock_guard lock(mu_);
+  const routing::Pool::Placement p = pool_.Admit(ticket, request, now);
+  if (p.kind == routing::Pool::Placement::Kind::kQueued) {
+    waiters_[ticket] = waiter;
+    DispatchLocked(now);
+  }
+  return p;
+}
+
+std::optional<routing::Pool::Placement> EndpointPool::Resolve(routing::Ticket ticket,
+                                                              Waiter& waiter, bool client_gone,
+                                                              Seconds now) {
+  const std::lock_guard lock(mu_);
+  if (!client_gone) {
+    DispatchLocked(now);
+  }
+  if (waiter.placement.has_value()) {
+    return waiter.placement;
+  }
+  waiters_.erase(ticket);
+  if (client_gone) {
+    pool_.CancelWaiting(ticket);
+    return std::nullopt;
+  }
+  return pool_.ExpireWaiting(ticket, now);  // woken without a placement: its wait ran out
+}
+
+std::size_t EndpointPool::waiting() const {
+  const std::lock_guard lock(mu_);
+  return pool_.waiting();
+}
+
+void EndpointPool::DispatchLocked(Seconds now) {
+  while (pool_.waiting() > 0) {
+    std::optional<routing::Pool::Placement> p = pool_.DispatchNext(now);
+    if (!p.has_value()) {
+      return;
+    }
+    const auto it = waiters_.find(p->ticket);
+    if (it == waiters_.end()) {
+      continue;  // (not reached: every queued ticket has its waiter)
+    }
+    std::shared_ptr<Waiter> w = it->second;
+    waiters_.erase(it);
+    w->placement = std::move(p);
+    boost::asio::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
+  }
+}
+
 routing::Pool::Pick EndpointPool::Route(const routing::RouteRequest& request, Seconds now) {
   const std::lock_guard lock(mu_);
   return pool_.Route(request, now);
@@ -49,21 +103,25 @@ void EndpointPool::OnFirstToken(std::size_t i, std::int32_t prompt_tokens, Secon
 void EndpointPool::OnFinish(std::size_t i, Seconds now, bool completed) {
   const std::lock_guard lock(mu_);
   pool_.OnFinish(i, now, completed);
+  DispatchLocked(now);
 }
 
 void EndpointPool::OnProbe(std::size_t i, routing::ProbeResult result, Seconds now) {
   const std::lock_guard lock(mu_);
   pool_.OnProbe(i, result, now);
+  DispatchLocked(now);
 }
 
 void EndpointPool::OnDraining(std::size_t i, Seconds now) {
   const std::lock_guard lock(mu_);
   pool_.OnDraining(i, now);
+  DispatchLocked(now);
 }
 
 void EndpointPool::OnError(std::size_t i, Seconds now) {
   const std::lock_guard lock(mu_);
   pool_.OnError(i, now);
+  DispatchLocked(now);
 }
 
 void EndpointPool::OnSuccess(std::size_t i) {
@@ -90,6 +148,7 @@ bool EndpointPool::OnScrape(std::size_t i, const metrics::Exposition& exposition
     return false;
   }
   pool_.OnScrape(i, *load, now);
+  DispatchLocked(now);
   return true;
 }
 

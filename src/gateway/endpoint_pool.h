@@ -5,7 +5,10 @@
 // I/O thread, plus where each endpoint is and what kind of engine it runs. Every call is short
 // (no I/O under the lock). Times are SteadyClock seconds.
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,6 +36,15 @@ struct Upstream {
   std::shared_ptr<ConnectionCache> connections = std::make_shared<ConnectionCache>();
 };
 
+/// A request waiting in a pool's wait queue (routing/wait_queue.h), shared by its session and
+/// the pool: the session waits on `timer` (set to its TTL); the pool, when the request leaves
+/// the queue, sets `placement` under its lock and cancels the timer on the session's strand.
+struct Waiter {
+  explicit Waiter(const boost::asio::any_io_executor& strand) : timer(strand) {}
+  boost::asio::steady_timer timer;                    ///< touched on the session's strand only
+  std::optional<routing::Pool::Placement> placement;  ///< guarded by the pool's lock
+};
+
 /// One endpoint's state for /metrics.
 struct EndpointView {
   std::string url;
@@ -51,8 +63,20 @@ class EndpointPool {
   std::size_t size() const { return upstreams_.size(); }
   const Upstream& upstream(std::size_t i) const { return upstreams_[i]; }
 
-  // The routing core's calls (routing/pool.h), under the lock.
+  // The routing core's calls (routing/pool.h), under the lock. Each call that may free a slot
+  // (an attempt's end, a scrape, a probe, a health change, an arrival that queued) then lets
+  // whoever can leave the wait queue go, waking their sessions.
   void OnReceived(Seconds now);
+  /// Routes at once, or queues (kQueued: `waiter` is woken when it leaves; call Resolve then).
+  routing::Pool::Placement Admit(routing::Ticket ticket, const routing::RouteRequest& request,
+                                 Seconds now, const std::shared_ptr<Waiter>& waiter);
+  /// After the waiter woke (its timer fired or was cancelled, or its client left): how `ticket`
+  /// left the queue (routed, or expired when its wait ran out). When `client_gone`, it leaves
+  /// the queue and nullopt is returned, unless it had been routed already (the caller then ends
+  /// that attempt).
+  std::optional<routing::Pool::Placement> Resolve(routing::Ticket ticket, Waiter& waiter,
+                                                  bool client_gone, Seconds now);
+  std::size_t waiting() const;
   routing::Pool::Pick Route(const routing::RouteRequest& request, Seconds now);
   bool MayRetry(routing::RouteRequest* request, std::int32_t endpoint, std::int32_t attempts,
                 Seconds now, routing::RetryDenial* why);
@@ -72,11 +96,15 @@ class EndpointPool {
   std::vector<EndpointView> View(Seconds now) const;
 
  private:
+  /// Lets out of the wait queue whoever can go at `now`; under the lock.
+  void DispatchLocked(Seconds now);
+
   std::string model_;
   std::vector<Upstream> upstreams_;
   mutable std::mutex mu_;
   routing::Pool pool_;
   std::vector<std::optional<routing::EngineKind>> kinds_;
+  std::map<routing::Ticket, std::shared_ptr<Waiter>> waiters_;  // those in the wait queue
 };
 
 }  // namespace spillway::gateway

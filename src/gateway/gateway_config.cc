@@ -116,8 +116,8 @@ GatewayConfig Parse(const Field& root) {
   if (!root.present()) {
     return c;
   }
-  root.RequireKnownKeys(
-      {"listen", "router", "scrape", "timeouts", "retries", "health", "pools", "api_keys"});
+  root.RequireKnownKeys({"listen", "router", "scrape", "timeouts", "retries", "queue", "health",
+                         "pools", "api_keys"});
   server::LoadApiKeys(root["api_keys"], &c.api_keys);
   if (const Field s = root["listen"]; s.present()) {
     ReadListen(s, &c);
@@ -144,6 +144,15 @@ GatewayConfig Parse(const Field& root) {
     }
     c.retry.budget_window_s = Timeout(s["budget_window_s"], c.retry.budget_window_s);
     c.retry.min_retries = IntIn(s["min_retries"], c.retry.min_retries, 0, 1000000);
+  }
+  if (const Field s = root["queue"]; s.present()) {
+    s.RequireKnownKeys({"max_wait_s", "standing_max_wait_s", "max_queued", "aging_s"});
+    c.queue.max_wait_s = Timeout(s["max_wait_s"], c.queue.max_wait_s);
+    c.queue.standing_max_wait_s = Timeout(s["standing_max_wait_s"], c.queue.standing_max_wait_s);
+    c.queue.max_queued = IntIn(s["max_queued"], c.queue.max_queued, 0, 1000000);
+    if (const Field f = s["aging_s"]; f.present()) {
+      c.queue.aging_s = config::InRange(f, f.AsDouble(), 0.001, 1e6);
+    }
   }
   if (const Field s = root["health"]; s.present()) {
     s.RequireKnownKeys(
@@ -246,6 +255,7 @@ void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
   in("listen.threads (--threads)", c.threads, 0, 256);
   in("listen.max_connections (--max-connections)", c.max_connections, 1, 1000000);
   in("retries.max_attempts (--max-attempts)", c.retry.max_attempts, 1, 10);
+  in("queue.max_wait_s (--queue-max-wait-s)", c.queue.max_wait_s, 0, 3600);
 }
 
 }  // namespace spillway::gateway

@@ -10,6 +10,7 @@
 //   scrape:  {interval_s, timeout_s}
 //   timeouts: {request_timeout_s, connect_timeout_s, drain_timeout_s}
 //   retries: {max_attempts, budget_ratio, budget_window_s, min_retries}
+//   queue:   {max_wait_s, standing_max_wait_s, max_queued, aging_s}
 //   health:  {probe_interval_s, eject_after_errors, eject_base_s, max_ejected_fraction}
 //   pools:   [{model: NAME, endpoints: [{url: URL, kind: KIND}]}]
 //   api_keys: [{key, tenant, rate_rps, burst, max_priority}]   (as serve's)
@@ -41,7 +42,7 @@ struct PoolConfig {
 
 struct GatewayConfig {
   /// The routing core's settings of every pool.
-  routing::PoolConfig PoolSettings() const { return {router, health, retry}; }
+  routing::PoolConfig PoolSettings() const { return {router, health, retry, queue}; }
 
   // Listener.
   std::string host = "127.0.0.1";
@@ -67,6 +68,13 @@ struct GatewayConfig {
   /// retry.budget_window_s (Envoy's retry budget; Google SRE book ch. 22), but
   /// retry.min_retries are always allowed in a window.
   routing::RetryConfig retry;
+
+  /// The gateway router's wait queue (routing/wait_queue.h): a request no endpoint can start
+  /// within its TTFT SLO now waits up to queue.max_wait_s (0, the default: refused at once)
+  /// for a slot, at most queue.max_queued per pool, most urgent class first, aging one class per
+  /// queue.aging_s; once the queue has not emptied for max_wait_s, newest first and at most
+  /// queue.standing_max_wait_s; past its wait, 429 queue_deadline_exceeded.
+  routing::WaitQueueConfig queue;
 
   /// Health (routing/endpoint_health.h): /ready probed every probe_interval_s (503 or a
   /// refused connection: no new work); passive ejection after health.eject_after_errors

@@ -1,6 +1,10 @@
 #include "gateway/gateway_handler.h"
 
 #include <fmt/format.h>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>
 #include <charconv>
@@ -281,10 +285,28 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     relay.headers.emplace_back("X-Priority-Class", std::to_string(priority));  // as clamped
   }
 
+  // The first stage: routed at once, or after a wait in the pool's queue for a slot.
+  const routing::Ticket ticket = next_ticket_.fetch_add(1);
+  auto waiter = std::make_shared<Waiter>(co_await asio::this_coro::executor);
+  routing::Pool::Placement placement = pool->Admit(ticket, route, received_s, waiter);
+  if (placement.kind == routing::Pool::Placement::Kind::kQueued) {
+    std::optional<routing::Pool::Placement> left =
+        co_await WaitInQueue(conn, *pool, ticket, waiter, placement.expires_s);
+    metrics_.queue_wait_seconds->Observe(clock_.Now() - received_s);
+    if (!left.has_value()) {
+      finish(metrics_.cancelled_total, 499, "client_gone", "client");
+      co_return;
+    }
+    placement = std::move(*left);
+  }
+  routing::Pool::Pick pick = placement.pick;
+
   std::optional<AttemptResult> last_refusal;  // an endpoint's refusal, passed on if no retry
   std::int32_t attempts = 0;
   for (;;) {
-    const routing::Pool::Pick pick = pool->Route(route, clock_.Now());
+    if (attempts > 0) {
+      pick = pool->Route(route, clock_.Now());
+    }
     const routing::RouteDecision& d = pick.decision;
     if (!d.forwarded()) {
       if (last_refusal.has_value()) {
@@ -296,6 +318,12 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
               ? server::ContractError(
                     "upstream_unavailable",
                     "The endpoint failed and no other endpoint of the pool could be tried.")
+          : d.reason == OverloadReason::kQueueDeadlineExceeded
+              ? server::ContractError(
+                    reason, fmt::format("The request waited {:.0f} ms in the gateway's queue and "
+                                        "no endpoint of '{}' could start it within the TTFT "
+                                        "SLO. Retry after {:.0f} s.",
+                                        placement.waited_s * 1000, model, d.retry_after_s))
           : d.verdict == Verdict::kShed
               ? server::ContractError(
                     reason, fmt::format("No endpoint of '{}' can start this request within "
@@ -401,6 +429,29 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
                   retry_s));
   finish(metrics_.failed_total, 503, "upstream_unavailable", "gateway");
   co_await SendError(conn, e, api::ContractHeaders("upstream_unavailable", retry_s));
+}
+
+asio::awaitable<std::optional<routing::Pool::Placement>> GatewayHandler::WaitInQueue(
+    net::HttpConnection& conn, EndpointPool& pool, routing::Ticket ticket,
+    std::shared_ptr<Waiter> waiter, Seconds expires_s) {
+  using namespace asio::experimental::awaitable_operators;
+  constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+  waiter->timer.expires_at(clock_.At(expires_s));
+  // Woken by the pool (the timer cancelled), by the timer, or by the client leaving.
+  auto woke = co_await (waiter->timer.async_wait(kTuple) || conn.WaitClientGone());
+  if (woke.index() == 1 && !std::get<1>(woke)) {
+    co_await waiter->timer.async_wait(kTuple);  // bytes from the client (pipelining): the timer
+  }
+  const bool gone = woke.index() == 1 && std::get<1>(woke);
+  const Seconds now = clock_.Now();
+  std::optional<routing::Pool::Placement> left = pool.Resolve(ticket, *waiter, gone, now);
+  if (gone && left.has_value()) {
+    if (left->pick.decision.forwarded()) {  // routed just as the client left: nothing is sent
+      pool.OnFinish(static_cast<std::size_t>(left->pick.decision.endpoint), now, false);
+    }
+    left.reset();
+  }
+  co_return left;
 }
 
 }  // namespace spillway::gateway

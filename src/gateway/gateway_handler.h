@@ -8,7 +8,9 @@
 // drain time), 503 no_endpoint (none takes work), 503 upstream_unavailable (the endpoint
 // failed and no other could be tried), 503 draining, 504 request_timeout; an endpoint's own
 // refusal is passed on as it sent it (status, body, Retry-After, X-Overload-Reason) when no
-// retry is made. Request headers honoured: X-Priority-Class (as serve's), x-llm-d-slo-ttft-ms
+// retry is made; with the wait queue on (queue.max_wait_s > 0), a request no endpoint can start
+// now may wait for a slot first, and is 429 queue_deadline_exceeded when its wait runs out.
+// Request headers honoured: X-Priority-Class (as serve's), x-llm-d-slo-ttft-ms
 // (the request's TTFT SLO).
 
 #include <atomic>
@@ -45,6 +47,11 @@ class GatewayHandler {
 
  private:
   boost::asio::awaitable<void> Completions(net::HttpConnection& conn, bool chat);
+  /// Waits in `pool`'s queue until `ticket` leaves it (routed or expired) or its client
+  /// leaves (nullopt; an attempt routed meanwhile is ended at its endpoint).
+  boost::asio::awaitable<std::optional<routing::Pool::Placement>> WaitInQueue(
+      net::HttpConnection& conn, EndpointPool& pool, routing::Ticket ticket,
+      std::shared_ptr<Waiter> waiter, Seconds expires_s);
   boost::asio::awaitable<void> SendError(net::HttpConnection& conn, const api::ApiError& error,
                                          const net::Headers& headers = {});
   static AdmissionConfig DoorConfig(const GatewayConfig& config);
@@ -59,6 +66,7 @@ class GatewayHandler {
   std::mutex door_mu_;
   AdmissionController door_;  ///< the tenants' token buckets (admission's, as the simulator's door)
   RelayRegistry relays_;
+  std::atomic<routing::Ticket> next_ticket_{1};
 };
 
 }  // namespace spillway::gateway

@@ -66,6 +66,15 @@ GatewayMetrics::GatewayMetrics() {
                                 "Received to the end of a completed reply, seconds.",
                                 metrics::LatencyBucketsSeconds())
                      .Get();
+  queue_wait_seconds =
+      &r.AddHistogram("spillway_gateway_queue_wait_seconds",
+                      "Time in the gateway's wait queue of the requests that left it, seconds.",
+                      metrics::LatencyBucketsSeconds())
+           .Get();
+  queued = &r.AddGauge("spillway_gateway_queued",
+                       "Requests waiting in the gateway's queue for a slot (in_flight counts "
+                       "them too).",
+                       {"model"});
   scrapes_total = &r.AddCounter("spillway_gateway_scrapes_total",
                                 "Scrapes of the endpoints' /metrics by result: ok, error.",
                                 {"model", "endpoint", "result"});
@@ -96,6 +105,7 @@ GatewayMetrics::GatewayMetrics() {
 std::string GatewayMetrics::Render(const std::vector<std::unique_ptr<EndpointPool>>& pools,
                                    Seconds now) {
   for (const auto& pool : pools) {
+    queued->With({pool->model()}).Set(static_cast<double>(pool->waiting()));
     for (const EndpointView& v : pool->View(now)) {
       const std::vector<std::string> labels = {pool->model(), v.url};
       for (const routing::EndpointHealth h : kStates) {

@@ -41,6 +41,9 @@ struct GatewayMetrics {
       retries_denied_total;          ///< {why: attempts, no_endpoint, budget}
   metrics::Histogram* ttft_seconds;  ///< send to the first relayed bytes of a 200 stream
   metrics::Histogram* e2e_seconds;   ///< received to the end of a completed reply
+  /// Time in the wait queue of the requests that left it (sent, expired or refused).
+  metrics::Histogram* queue_wait_seconds;
+  metrics::Family<metrics::Gauge>* queued;  ///< {model}: waiting in the queue, at render time
   metrics::Family<metrics::Counter>* scrapes_total;  ///< {model, endpoint, result}
   // Per endpoint, refreshed at render time.
   metrics::Family<metrics::Gauge>* endpoint_state;  ///< {model, endpoint, state}: 1 for the current

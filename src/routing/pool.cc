@@ -23,7 +23,9 @@ Pool::Pool(std::vector<EndpointState> endpoints, PoolConfig config)
       endpoints_(std::move(endpoints)),
       health_(endpoints_.size(), config.health),
       retry_(config.retry),
-      budget_(config.retry.budget_ratio, config.retry.budget_window_s, config.retry.min_retries) {}
+      budget_(config.retry.budget_ratio, config.retry.budget_window_s, config.retry.min_retries),
+      queue_(config.router.policy == RouterPolicy::kGateway ? config.queue
+                                                            : WaitQueueConfig{0, 0, 1}) {}
 
 void Pool::OnReceived(Seconds now) { budget_.OnRequest(now); }
 
@@ -38,6 +40,76 @@ Pool::Pick Pool::Route(const RouteRequest& request, Seconds now) {
     pick.alone = e.QueueAhead(router_.Fresh(e, now)) <= 0 && e.in_flight() == 0;
     e.OnForward(now);
   }
+  return pick;
+}
+
+Pool::Placement Pool::Admit(Ticket ticket, const RouteRequest& request, Seconds now) {
+  Placement out;
+  out.ticket = ticket;
+  const Seconds slo_s = request.ttft_slo_s.value_or(router_.config().ttft_slo_s);
+  if (queue_.enabled() && queue_.AnyAsUrgent(request.priority, now)) {
+    if (queue_.Push(ticket, request, slo_s, now)) {
+      out.kind = Placement::Kind::kQueued;
+      out.expires_s = now + std::min(queue_.config().max_wait_s, slo_s);
+      return out;
+    }
+    out.pick.decision.verdict = Verdict::kShed;  // full, and others go first
+    out.pick.decision.reason = OverloadReason::kQueueDelayExceeded;
+    out.pick.decision.retry_after_s = DrainTime(now);
+    return out;
+  }
+  out.pick = Route(request, now);
+  if (out.pick.decision.verdict == Verdict::kShed && FitsAlone(request, slo_s) &&
+      queue_.Push(ticket, request, slo_s, now)) {
+    out.kind = Placement::Kind::kQueued;
+    out.pick = {};
+    out.expires_s = now + std::min(queue_.config().max_wait_s, slo_s);
+  }
+  return out;
+}
+
+std::optional<Pool::Placement> Pool::DispatchNext(Seconds now) {
+  if (const WaitQueue::Entry* e = queue_.Expired(now)) {
+    const WaitQueue::Entry gone = *queue_.Remove(e->ticket);
+    return Placement{Placement::Kind::kExpired, gone.ticket,    ExpiredPick(now),
+                     now - gone.enqueued_s,     gone.expires_s, gone.request};
+  }
+  const WaitQueue::Entry* next = queue_.Next(now);
+  if (next == nullptr) {
+    return std::nullopt;
+  }
+  RouteRequest request = next->request;
+  request.ttft_slo_s = next->slo_s - (now - next->enqueued_s);  // what is left of its budget
+  const Pick pick = Route(request, now);
+  if (pick.decision.verdict == Verdict::kShed) {
+    return std::nullopt;  // keeps waiting (until a slot frees or its TTL passes)
+  }
+  const WaitQueue::Entry left = *queue_.Remove(next->ticket);
+  return Placement{Placement::Kind::kRouted, left.ticket,    pick,
+                   now - left.enqueued_s,    left.expires_s, left.request};
+}
+
+std::optional<Pool::Placement> Pool::ExpireWaiting(Ticket ticket, Seconds now) {
+  const std::optional<WaitQueue::Entry> gone = queue_.Remove(ticket);
+  if (!gone.has_value()) {
+    return std::nullopt;
+  }
+  return Placement{Placement::Kind::kExpired, ticket,          ExpiredPick(now),
+                   now - gone->enqueued_s,    gone->expires_s, gone->request};
+}
+
+bool Pool::FitsAlone(const RouteRequest& request, Seconds slo_s) const {
+  return std::any_of(endpoints_.begin(), endpoints_.end(), [&](const EndpointState& e) {
+    return e.takes_work() && e.PrefillRate() > 0 &&
+           static_cast<double>(request.prompt_tokens) / e.PrefillRate() <= slo_s;
+  });
+}
+
+Pool::Pick Pool::ExpiredPick(Seconds now) const {
+  Pick pick;
+  pick.decision.verdict = Verdict::kShed;
+  pick.decision.reason = OverloadReason::kQueueDeadlineExceeded;
+  pick.decision.retry_after_s = DrainTime(now);
   return pick;
 }
 

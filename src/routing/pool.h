@@ -6,10 +6,13 @@
 // and retry decision the gateway makes live can be simulated. Pure: `now` is passed in; no
 // clock, no I/O. Not thread-safe.
 //
-// A request's life: OnReceived; Route (a forward is recorded as sent); the attempt ends with
-// OnFinish (and OnFirstToken when it streamed); after an attempt that failed before the client
-// got a byte (the endpoint refused or could not be reached), MayRetry says whether to route
-// again (with the tried endpoints excluded).
+// A request's life: OnReceived; Admit (routed at once, or queued in the wait queue until
+// DispatchNext routes or expires it, or CancelWaiting when its client leaves); a forward is
+// recorded as sent; the attempt ends with OnFinish (and OnFirstToken when it streamed); after an
+// attempt that failed before the client got a byte (the endpoint refused or could not be
+// reached), MayRetry says whether to Route again (with the tried endpoints excluded). The driver
+// calls DispatchNext until it says nothing more can go after every event that may free a slot
+// (an attempt's end, a scrape, a probe, an arrival that queued).
 
 #include <cstdint>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "routing/endpoint_state.h"
 #include "routing/retry_budget.h"
 #include "routing/router.h"
+#include "routing/wait_queue.h"
 
 namespace spillway::routing {
 
@@ -35,6 +39,7 @@ struct PoolConfig {
   RouterConfig router;
   HealthConfig health;
   RetryConfig retry;
+  WaitQueueConfig queue;  ///< the gateway router's waiting room (the baselines refuse at once)
 };
 
 /// Why MayRetry said no.
@@ -59,6 +64,37 @@ class Pool {
   /// Routes `request` at `now` (ejections that ended are lifted first); a forward is recorded
   /// as sent.
   Pick Route(const RouteRequest& request, Seconds now);
+
+  /// How a request was placed (Admit) or left the wait queue (DispatchNext).
+  struct Placement {
+    enum class Kind : std::uint8_t {
+      kRouted,   ///< `pick` says: forwarded (recorded as sent) or refused (429 / 503)
+      kQueued,   ///< waiting for a slot (Admit only)
+      kExpired,  ///< its wait reached its TTL: 429 queue_deadline_exceeded in `pick`
+    };
+    Kind kind = Kind::kRouted;
+    Ticket ticket = 0;
+    Pick pick;
+    Seconds waited_s = 0;   ///< time spent in the wait queue
+    Seconds expires_s = 0;  ///< kQueued: when its wait ends at the latest
+    RouteRequest request;   ///< DispatchNext: the request as it arrived (for its retries)
+  };
+  /// A request that arrived at `now` (after OnReceived): routed at once; or, with the gateway
+  /// router and the wait queue on, queued when no endpoint can meet its TTFT SLO now but one
+  /// could on its own (its prefill alone fits) and the queue has room, or when requests as
+  /// urgent already wait (arrivals do not overtake them; refused when the queue is full).
+  Placement Admit(Ticket ticket, const RouteRequest& request, Seconds now);
+  /// The next waiting request that leaves the queue at `now`: expired, or routed with what is
+  /// left of its TTFT budget (forwarded, or refused when no endpoint takes work); nullopt when
+  /// the next one must keep waiting or none waits.
+  std::optional<Placement> DispatchNext(Seconds now);
+  /// The client of waiting `ticket` left: it leaves the queue. False when it was not waiting.
+  bool CancelWaiting(Ticket ticket) { return queue_.Remove(ticket).has_value(); }
+  /// Waiting `ticket`'s wait ran out by the driver's timer (DispatchNext expires it too, at the
+  /// next event): it leaves the queue expired. Nullopt when it was not waiting.
+  std::optional<Placement> ExpireWaiting(Ticket ticket, Seconds now);
+  /// Requests in the wait queue.
+  std::size_t waiting() const { return queue_.size(); }
 
   /// After the attempt on `endpoint` failed before the client got a byte, the `attempts`-th
   /// send: adds `endpoint` to request->exclude and says whether to route again now (taking a
@@ -87,12 +123,18 @@ class Pool {
 
  private:
   void Refresh(std::size_t i, Seconds now) { endpoints_[i].set_health(health_.HealthAt(i, now)); }
+  /// Whether `request` could meet `slo_s` on some endpoint that takes work with nothing ahead
+  /// of it (its prefill alone fits): only then is waiting worth it.
+  bool FitsAlone(const RouteRequest& request, Seconds slo_s) const;
+  /// 429 queue_deadline_exceeded, Retry-After the pool's drain time.
+  Pick ExpiredPick(Seconds now) const;
 
   Router router_;
   std::vector<EndpointState> endpoints_;
   PoolHealth health_;
   RetryConfig retry_;
   RetryBudget budget_;
+  WaitQueue queue_;
 };
 
 }  // namespace spillway::routing

@@ -124,16 +124,18 @@ class Router {
 };
 
 /// Every request the gateway received is in exactly one of these at every moment:
-/// received == shed + in_flight + completed + failed + cancelled.
+/// received == shed + queued + in_flight + completed + failed + cancelled.
 struct RouteLedger {
   std::int64_t received = 0;
-  std::int64_t shed = 0;       ///< refused by the gateway (429, 503)
+  std::int64_t shed = 0;       ///< refused by the gateway (429, 503), at once or from its queue
+  std::int64_t queued = 0;     ///< waiting in the gateway's queue (routing/wait_queue.h)
   std::int64_t in_flight = 0;  ///< forwarded, not yet ended
   std::int64_t completed = 0;
   std::int64_t failed = 0;     ///< upstream error, refusal or deadline
   std::int64_t cancelled = 0;  ///< the client left
   bool Balanced() const {
-    return received == shed + in_flight + completed + failed + cancelled && in_flight >= 0;
+    return received == shed + queued + in_flight + completed + failed + cancelled &&
+           in_flight >= 0 && queued >= 0;
   }
 };
 

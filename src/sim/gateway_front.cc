@@ -26,19 +26,57 @@ std::vector<routing::EndpointState> Endpoints(const EngineConfig& engine, std::i
 
 GatewayFront::GatewayFront(const SimGateway& config, const EngineConfig& engine,
                            std::int32_t replicas)
-    : pool_(Endpoints(engine, replicas), {config.router, config.health, config.retry}),
+    : pool_(Endpoints(engine, replicas),
+            {config.router, config.health, config.retry, config.queue}),
       scrape_interval_s_(config.scrape_interval_s),
       probe_interval_s_(config.probe_interval_s) {}
 
-GatewayFront::Outcome GatewayFront::Forward(std::int32_t prompt_tokens, std::int32_t priority,
-                                            Seconds now, const TryReplica& try_replica) {
+GatewayFront::Outcome GatewayFront::Forward(routing::Ticket ticket, std::int32_t prompt_tokens,
+                                            std::int32_t priority, Seconds now,
+                                            const TryReplica& try_replica) {
   ++ledger_.received;
   pool_.OnReceived(now);
-  routing::RouteRequest request{prompt_tokens, priority};
+  const routing::RouteRequest request{prompt_tokens, priority};
+  const routing::Pool::Placement p = pool_.Admit(ticket, request, now);
+  if (p.kind == routing::Pool::Placement::Kind::kQueued) {
+    ++ledger_.queued;
+    Outcome out;
+    out.queued = true;
+    out.expires_s = p.expires_s;
+    return out;
+  }
+  return Send(request, p.pick, now, try_replica);
+}
+
+std::optional<GatewayFront::Dispatched> GatewayFront::DispatchNext(
+    Seconds now, const std::function<TryReplica(routing::Ticket)>& try_for) {
+  const std::optional<routing::Pool::Placement> p = pool_.DispatchNext(now);
+  if (!p.has_value()) {
+    return std::nullopt;
+  }
+  --ledger_.queued;
+  Dispatched out;
+  out.ticket = p->ticket;
+  out.expired = p->kind == routing::Pool::Placement::Kind::kExpired;
+  out.outcome = Send(p->request, p->pick, now, try_for(p->ticket));
+  return out;
+}
+
+void GatewayFront::EndWaiting(routing::Ticket ticket, Ending ending) {
+  if (pool_.CancelWaiting(ticket)) {
+    --ledger_.queued;
+    ++(ending == Ending::kCancelled ? ledger_.cancelled : ledger_.failed);
+  }
+}
+
+GatewayFront::Outcome GatewayFront::Send(routing::RouteRequest request, routing::Pool::Pick pick,
+                                         Seconds now, const TryReplica& try_replica) {
   Outcome out;
   bool refused_by_replica = false;  // the last attempt's refusal, to pass on
   for (std::int32_t attempts = 0;;) {
-    const routing::Pool::Pick pick = pool_.Route(request, now);
+    if (attempts > 0) {
+      pick = pool_.Route(request, now);
+    }
     const routing::RouteDecision& d = pick.decision;
     if (!d.forwarded()) {
       if (refused_by_replica) {

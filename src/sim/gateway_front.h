@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,8 @@ class GatewayFront {
   /// `status`, `reason` and `retry_after_s` (its own refusal, or the replica's passed on).
   struct Outcome {
     bool forwarded = false;
+    bool queued = false;        ///< waiting in the gateway's queue until DispatchNext
+    Seconds expires_s = 0;      ///< queued: when its wait ends at the latest
     bool by_gateway = false;    ///< refused by the gateway itself (not a replica's refusal)
     std::uint32_t replica = 0;  ///< forwarded: where it runs; refused: the last one tried
     bool alone = false;         ///< sent with nothing predicted ahead: its TTFT measures prefill
@@ -48,10 +51,28 @@ class GatewayFront {
   /// Routes a request that passed the door at `now`, as the live gateway does: route, send
   /// (`try_replica`), and after a refusal or an unreachable replica retry on another one within
   /// the retry settings and budget (routing::Pool::MayRetry); what is left is refused.
-  Outcome Forward(std::int32_t prompt_tokens, std::int32_t priority, Seconds now,
-                  const TryReplica& try_replica);
+  /// A request the gateway cannot start within its TTFT SLO now may instead wait in its queue
+  /// (routing::Pool::Admit): then `queued`, and DispatchNext says later how it left.
+  Outcome Forward(routing::Ticket ticket, std::int32_t prompt_tokens, std::int32_t priority,
+                  Seconds now, const TryReplica& try_replica);
+
+  /// The next waiting request that leaves the queue at `now` (routing::Pool::DispatchNext):
+  /// its ticket and outcome, sent with `try_for(ticket)`; an expired one is refused 429
+  /// queue_deadline_exceeded by the gateway. Nullopt when none can leave yet.
+  struct Dispatched {
+    routing::Ticket ticket = 0;
+    Outcome outcome;
+    bool expired = false;
+  };
+  std::optional<Dispatched> DispatchNext(Seconds now,
+                                         const std::function<TryReplica(routing::Ticket)>& try_for);
+  /// The client of waiting `ticket` left (kCancelled) or the server's deadline passed
+  /// (kFailed): it leaves the queue.
+  std::size_t waiting() const { return pool_.waiting(); }
 
   enum class Ending : std::uint8_t { kCompleted, kFailed, kCancelled };
+  /// A waiting request's end before it was sent (its client left, or the deadline passed).
+  void EndWaiting(routing::Ticket ticket, Ending ending);
   /// A forwarded request ended at `replica`.
   void OnEnded(std::uint32_t replica, Seconds now, Ending ending);
   void OnFirstToken(std::uint32_t replica, std::int32_t prompt_tokens, Seconds ttft_s, bool alone) {
@@ -70,6 +91,11 @@ class GatewayFront {
   Seconds probe_interval_s() const { return probe_interval_s_; }
 
  private:
+  /// The send-and-retry loop from a first pick: sends, and after a refusal or an unreachable
+  /// replica routes again within the retry settings; counts the outcome in the ledger.
+  Outcome Send(routing::RouteRequest request, routing::Pool::Pick pick, Seconds now,
+               const TryReplica& try_replica);
+
   routing::Pool pool_;
   routing::RouteLedger ledger_;
   Seconds scrape_interval_s_;

@@ -31,9 +31,10 @@ enum class EventType : std::uint8_t {
   kTotalTimeout,
   kRequestDeadline,
   kRetry,
-  kScrape,  // the gateway scrapes every replica's metrics
-  kProbe,   // the gateway probes every replica's /ready
-  kFault,   // a fleet fault (kill, drain) takes effect; target: its index
+  kScrape,    // the gateway scrapes every replica's metrics
+  kProbe,     // the gateway probes every replica's /ready
+  kFault,     // a fleet fault (kill, drain) takes effect; target: its index
+  kWaitEnds,  // a request's wait in the gateway's queue ends at the latest; target: attempt
   kTick
 };
 
@@ -57,7 +58,8 @@ struct Attempt {
   Seconds engine_s = 0;  // this attempt's share of engine steps
   bool done = false;     // a terminal outcome was recorded
   bool completed = false;
-  bool alone = false;  // the gateway sent it with nothing predicted ahead (measures prefill)
+  bool alone = false;       // the gateway sent it with nothing predicted ahead (measures prefill)
+  bool at_gateway = false;  // waiting in the gateway's queue: no replica has it yet
 };
 
 struct Logical {
@@ -83,6 +85,19 @@ class Sim {
     return ClassName(arrivals_[logical_[a.logical].arrival]);
   }
   void SendAttempt(std::uint32_t logical, Seconds now);
+  /// Replica `to`'s answer to attempt `id` sent by the gateway at `now`: unreachable when
+  /// dead, 503 draining, else its admission (`*d`).
+  GatewayFront::TryReplica TryReplicaFor(std::uint32_t id, const EngineRequest& request,
+                                         Seconds now, AdmissionDecision* d);
+  /// The client's timeouts and the server's deadline of attempt `id`, sent at `sent_s`.
+  void ArmTimeouts(std::uint32_t id, Seconds sent_s);
+  EngineRequest RequestOf(std::uint32_t logical) const;
+  /// Sends what can leave the gateway's queue at `now`, until the next must keep waiting.
+  void DispatchWaiting(Seconds now);
+  /// Attempt `id` left the gateway's queue refused: expired (429 queue_deadline_exceeded,
+  /// counted as admitted by the gateway and dropped at its queue head, as the load generator
+  /// counts that answer) or another refusal.
+  void RefusedFromQueue(std::uint32_t id, const GatewayFront::Dispatched& d, Seconds now);
   /// A refusal at the door by replica `r`'s admission (or by the shared door in front of it).
   /// `queue`: the replica whose queue its Retry-After is checked against (kAnyQueue: the pool).
   void OnRejected(std::uint32_t logical, std::int32_t queue, Seconds now, int status,
@@ -94,6 +109,9 @@ class Sim {
   void Abandon(std::uint32_t attempt, Seconds now);
   /// The server's request deadline passed before the answer was complete: 504, aborted.
   void TimeOut(std::uint32_t attempt, Seconds now);
+  /// Attempt `id` ends while waiting in the gateway's queue (its client left: kAbandoned; the
+  /// server's deadline: kFailed).
+  void EndWhileWaiting(std::uint32_t id, Seconds now, RequestOutcome::Kind kind);
   void Tick(std::int64_t second);
   /// The least-loaded replica that is up; nullopt when none is.
   std::optional<std::uint32_t> PickReplica() const;

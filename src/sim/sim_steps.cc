@@ -84,7 +84,7 @@ void Sim::Kill(std::uint32_t r, Seconds now) {
   faults_.set_life(r, ReplicaFaults::Life::kDead);
   for (std::uint32_t id = 0; id < attempts_.size(); ++id) {
     Attempt& a = attempts_[id];
-    if (a.replica != r || a.done) {
+    if (a.replica != r || a.done || a.at_gateway) {
       continue;
     }
     a.done = true;
@@ -149,6 +149,13 @@ void Sim::Abandon(std::uint32_t id, Seconds now) {
   Attempt& a = attempts_[id];
   a.done = true;
   a.gone_s = now;
+  if (a.at_gateway) {  // gone while waiting in the gateway's queue: no replica had it
+    EndWhileWaiting(id, now, RequestOutcome::Kind::kAbandoned);
+    if (sc_.client.retry_on_timeout) {
+      MaybeRetry(a.logical, now, 0);
+    }
+    return;
+  }
   EndAtGateway(id, now, GatewayFront::Ending::kCancelled);
   recorder_.OnRequestDone(
       {RequestOutcome::Kind::kAbandoned, a.sent_s, a.first_token_s, now, a.tokens}, ClassOf(a));
@@ -165,11 +172,26 @@ void Sim::TimeOut(std::uint32_t id, Seconds now) {
   Attempt& a = attempts_[id];
   a.done = true;
   a.gone_s = now;
+  if (a.at_gateway) {
+    EndWhileWaiting(id, now, RequestOutcome::Kind::kFailed);
+    return;
+  }
   EndAtGateway(id, now, GatewayFront::Ending::kFailed);
   recorder_.OnRequestDone({RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens},
                           ClassOf(a));
   replicas_[a.replica]->Abort(id);  // the server aborts on its deadline, propagation or not
   StartStep(a.replica, now);
+}
+
+void Sim::EndWhileWaiting(std::uint32_t id, Seconds now, RequestOutcome::Kind kind) {
+  Attempt& a = attempts_[id];
+  a.at_gateway = false;
+  gateway_->EndWaiting(id, kind == RequestOutcome::Kind::kAbandoned
+                               ? GatewayFront::Ending::kCancelled
+                               : GatewayFront::Ending::kFailed);
+  // The gateway had taken it (as the load generator counts a request without an answer yet).
+  recorder_.OnAdmitted(now, a.sent_s, false, ClassOf(a));
+  recorder_.OnRequestDone({kind, a.sent_s, kNever, now, 0}, ClassOf(a));
 }
 
 void Sim::CheckLedger(bool at_end) const {

@@ -67,7 +67,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   const Arrival& a = arrivals_[l.arrival];
   recorder_.OnOffered(now, l.attempts == 0, ClassName(a));
   ++l.attempts;
-  const EngineRequest request{a.tenant, a.prompt_tokens, a.output_tokens, a.priority};
+  const EngineRequest request = RequestOf(logical);
   // What can never be served is refused before any bucket or engine work, as the server does.
   if (const AdmissionDecision fits = replicas_.front()->CheckFits(request); !fits.admitted()) {
     OnRejected(logical, 0, now, HttpStatus(fits), ToString(fits.reason), 0);
@@ -86,22 +86,15 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   std::uint32_t r = 0;
   bool alone = false;
   if (gateway_.has_value()) {
-    // The replica's answer to each send: unreachable when dead, 503 draining, or its admission.
-    const auto try_replica = [&](std::uint32_t to) {
-      using Answer = GatewayFront::Answer;
-      if (faults_.life(to) == ReplicaFaults::Life::kDead) {
-        return Answer{Answer::Kind::kUnreachable, 0, {}, 0};
-      }
-      if (faults_.life(to) == ReplicaFaults::Life::kDraining) {
-        return Answer{Answer::Kind::kRefused, 503, "draining", 1};
-      }
-      d = replicas_[to]->Offer(id, request, now);
-      return d.admitted() ? Answer{Answer::Kind::kAccepted, 0, {}, 0}
-                          : Answer{Answer::Kind::kRefused, HttpStatus(d), ToString(d.reason),
-                                   d.retry_after_s};
-    };
-    const GatewayFront::Outcome out =
-        gateway_->Forward(a.prompt_tokens, a.priority, now, try_replica);
+    const GatewayFront::Outcome out = gateway_->Forward(id, a.prompt_tokens, a.priority, now,
+                                                        TryReplicaFor(id, request, now, &d));
+    if (out.queued) {  // waits at the gateway; its client's clocks run from now
+      attempts_.push_back(Attempt{logical, 0, now});
+      attempts_.back().at_gateway = true;
+      ArmTimeouts(id, now);
+      Push(out.expires_s, EventType::kWaitEnds, id);
+      return;
+    }
     if (!out.forwarded) {
       // The gateway's own refusal is for the pool: its Retry-After is checked against the
       // shortest of the replicas' drains.
@@ -125,21 +118,90 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
       return;
     }
   }
-  Engine& engine = *replicas_[r];
   attempts_.push_back(Attempt{logical, r, now});
   attempts_.back().alone = alone;
   recorder_.OnAdmitted(now, now, d.verdict == Verdict::kDegrade, ClassName(a));
-  recorder_.ObserveWaiting(engine.scheduler().num_waiting());
+  recorder_.ObserveWaiting(replicas_[r]->scheduler().num_waiting());
+  ArmTimeouts(id, now);
+  StartStep(r, now);
+}
+
+GatewayFront::TryReplica Sim::TryReplicaFor(std::uint32_t id, const EngineRequest& request,
+                                            Seconds now, AdmissionDecision* d) {
+  return [this, id, request, now, d](std::uint32_t to) {
+    using Answer = GatewayFront::Answer;
+    if (faults_.life(to) == ReplicaFaults::Life::kDead) {
+      return Answer{Answer::Kind::kUnreachable, 0, {}, 0};
+    }
+    if (faults_.life(to) == ReplicaFaults::Life::kDraining) {
+      return Answer{Answer::Kind::kRefused, 503, "draining", 1};
+    }
+    *d = replicas_[to]->Offer(id, request, now);
+    return d->admitted() ? Answer{Answer::Kind::kAccepted, 0, {}, 0}
+                         : Answer{Answer::Kind::kRefused, HttpStatus(*d), ToString(d->reason),
+                                  d->retry_after_s};
+  };
+}
+
+void Sim::ArmTimeouts(std::uint32_t id, Seconds sent_s) {
   if (sc_.client.ttft_timeout_s != kNever) {
-    Push(now + sc_.client.ttft_timeout_s, EventType::kTtftTimeout, id);
+    Push(sent_s + sc_.client.ttft_timeout_s, EventType::kTtftTimeout, id);
   }
   if (sc_.client.total_timeout_s != kNever) {
-    Push(now + sc_.client.total_timeout_s, EventType::kTotalTimeout, id);
+    Push(sent_s + sc_.client.total_timeout_s, EventType::kTotalTimeout, id);
   }
   if (rc_.admission.request_deadline_s != kNever) {
-    Push(now + rc_.admission.request_deadline_s, EventType::kRequestDeadline, id);
+    Push(sent_s + rc_.admission.request_deadline_s, EventType::kRequestDeadline, id);
   }
-  StartStep(r, now);
+}
+
+EngineRequest Sim::RequestOf(std::uint32_t logical) const {
+  const Arrival& a = arrivals_[logical_[logical].arrival];
+  return EngineRequest{a.tenant, a.prompt_tokens, a.output_tokens, a.priority};
+}
+
+void Sim::DispatchWaiting(Seconds now) {
+  if (!gateway_.has_value()) {
+    return;
+  }
+  AdmissionDecision d;
+  const auto try_for = [&](routing::Ticket t) {
+    const auto id = static_cast<std::uint32_t>(t);
+    return TryReplicaFor(id, RequestOf(attempts_[id].logical), now, &d);
+  };
+  while (gateway_->waiting() > 0) {
+    const std::optional<GatewayFront::Dispatched> next = gateway_->DispatchNext(now, try_for);
+    if (!next.has_value()) {
+      return;
+    }
+    const auto id = static_cast<std::uint32_t>(next->ticket);
+    Attempt& at = attempts_[id];
+    at.at_gateway = false;
+    if (!next->outcome.forwarded) {
+      RefusedFromQueue(id, *next, now);
+      continue;
+    }
+    at.replica = next->outcome.replica;
+    at.alone = next->outcome.alone;
+    recorder_.OnAdmitted(now, at.sent_s, d.verdict == Verdict::kDegrade, ClassOf(at));
+    recorder_.ObserveWaiting(replicas_[at.replica]->scheduler().num_waiting());
+    StartStep(at.replica, now);
+  }
+}
+
+void Sim::RefusedFromQueue(std::uint32_t id, const GatewayFront::Dispatched& d, Seconds now) {
+  Attempt& at = attempts_[id];
+  at.done = true;
+  const GatewayFront::Outcome& o = d.outcome;
+  const std::int32_t queue = o.by_gateway ? kAnyQueue : static_cast<std::int32_t>(o.replica);
+  if (!d.expired) {
+    OnRejected(at.logical, queue, now, o.status, o.reason, o.retry_after_s);
+    return;
+  }
+  recorder_.OnAdmitted(now, at.sent_s, false, ClassOf(at));
+  recorder_.OnDroppedAtQueueHead(now, at.sent_s, ClassOf(at));
+  recorder_.OnRetryAfter(now, o.status, o.reason, o.retry_after_s, queue);
+  MaybeRetry(at.logical, now, o.retry_after_s);
 }
 
 void Sim::OnRejected(std::uint32_t logical, std::int32_t queue, Seconds now, int status,
@@ -193,12 +255,16 @@ RunSummary Sim::Run() {
       ++next_arrival;
       last_event_s_ = t;
       SendAttempt(static_cast<std::uint32_t>(logical_.size() - 1), t);
+      DispatchWaiting(t);
       continue;
     }
     const Event e = heap_.top();
     heap_.pop();
     if (e.type == EventType::kRequestDeadline && attempts_[e.target].done) {
       continue;  // answered in time: the deadline passes unnoticed
+    }
+    if (e.type == EventType::kWaitEnds && !attempts_[e.target].at_gateway) {
+      continue;  // it left the gateway's queue before its wait ran out
     }
     const bool periodic =
         e.type == EventType::kTick || e.type == EventType::kScrape || e.type == EventType::kProbe;
@@ -244,6 +310,8 @@ RunSummary Sim::Run() {
       case EventType::kFault:
         ApplyFault(faults_.faults()[e.target], e.t);
         break;
+      case EventType::kWaitEnds:
+        break;  // DispatchWaiting below expires it
       case EventType::kTick:
         Tick(static_cast<std::int64_t>(e.t) - 1);
         if (work_remains()) {
@@ -252,6 +320,7 @@ RunSummary Sim::Run() {
         }
         break;
     }
+    DispatchWaiting(e.t);  // whatever changed may let a waiting request go
   }
   std::int64_t preemptions = 0;
   std::int64_t recomputed = 0;

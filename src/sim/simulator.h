@@ -47,6 +47,7 @@ struct SimGateway {
   routing::RouterConfig router;
   routing::HealthConfig health;
   routing::RetryConfig retry;
+  routing::WaitQueueConfig queue;  ///< the gateway router's wait queue (routing/wait_queue.h)
   Seconds scrape_interval_s = 0.25;
   Seconds probe_interval_s = 0.5;  ///< /ready probes, as the live gateway's default
 };

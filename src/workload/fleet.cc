@@ -53,8 +53,8 @@ Fleet ParseFleet(const config::Field& f) {
   if (!f.present()) {
     return fleet;
   }
-  f.RequireKnownKeys(
-      {"replicas", "router", "scrape_interval_s", "staleness", "stale_after_s", "faults"});
+  f.RequireKnownKeys({"replicas", "router", "scrape_interval_s", "staleness", "stale_after_s",
+                      "queue_max_wait_s", "faults"});
   fleet.replicas = static_cast<std::int32_t>(OptIntIn(f["replicas"], 1, 1024).value_or(0));
   if (f["router"].present()) {
     fleet.router = EnumOf(f["router"], FleetRouterNames());
@@ -64,6 +64,7 @@ Fleet ParseFleet(const config::Field& f) {
     fleet.staleness = EnumOf(f["staleness"], {"fail-open", "fail-close"});
   }
   fleet.stale_after_s = OptPositive(f["stale_after_s"]);
+  fleet.queue_max_wait_s = OptNonNegative(f["queue_max_wait_s"]);
   if (const config::Field faults = f["faults"]; faults.present()) {
     for (const config::Field& fault : faults.Items()) {
       fleet.faults.push_back(ParseFault(fault, fleet.replicas));

@@ -2,7 +2,8 @@
 // A scenario's `fleet:` section: how many replicas run it, the router in front of them and its
 // scrape settings, and the faults injected into endpoints during the run (the failure modes the
 // gateway must survive). `spillway sim` reads it (its --replicas, --router, --scrape-interval-s,
-// --staleness and --stale-after-s flags win); the live failure suite injects the same faults.
+// --staleness, --stale-after-s and --queue-max-wait-s flags win); the live failure suite injects
+// the same faults.
 //
 //   fleet:
 //     replicas: 3
@@ -10,6 +11,7 @@
 //     scrape_interval_s: 0.25
 //     staleness: fail-open   # or fail-close
 //     stale_after_s: 1
+//     queue_max_wait_s: 0.25 # the gateway router's wait queue (0: refuse at once)
 //     faults:
 //       - {fault: kill, endpoint: 1, at_s: 45}            # SIGKILL: in-flight requests fail
 //       - {fault: drain, endpoint: 2, at_s: 60}           # SIGTERM: in-flight ones finish
@@ -43,6 +45,7 @@ struct Fleet {
   std::optional<Seconds> scrape_interval_s;
   std::string staleness;  ///< empty: not given
   std::optional<Seconds> stale_after_s;
+  std::optional<Seconds> queue_max_wait_s;
   std::vector<FleetFault> faults;
 };
 

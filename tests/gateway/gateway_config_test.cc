@@ -17,6 +17,7 @@ TEST(GatewayConfigTest, DefaultsRunOutOfTheBox) {
   EXPECT_EQ(c.request_timeout_s, 4.5) << "the lesson's API-gateway tier";
   EXPECT_EQ(c.retry.max_attempts, 2);
   EXPECT_EQ(c.retry.budget_ratio, 0.1);
+  EXPECT_EQ(c.queue.max_wait_s, 0) << "the wait queue is off (docs/gateway.md says why)";
   EXPECT_TRUE(c.pools.empty());
 }
 
@@ -27,6 +28,7 @@ router: {policy: llm-d, ttft_slo_s: 0.5, stale_after_s: 2, staleness: fail-close
 scrape: {interval_s: 0.1, timeout_s: 0.2}
 timeouts: {request_timeout_s: 10, connect_timeout_s: 0.25, drain_timeout_s: 5}
 retries: {max_attempts: 3, budget_ratio: 0.2, budget_window_s: 5, min_retries: 1}
+queue: {max_wait_s: 0.3, standing_max_wait_s: 0.01, max_queued: 64, aging_s: 0.2}
 health: {probe_interval_s: 1, eject_after_errors: 5, eject_base_s: 2, max_ejected_fraction: 0.3}
 pools:
   - model: llama-2-7b
@@ -47,6 +49,11 @@ pools:
   EXPECT_EQ(c.request_timeout_s, 10);
   EXPECT_EQ(c.retry.max_attempts, 3);
   EXPECT_EQ(c.health.eject_after_errors, 5);
+  EXPECT_EQ(c.queue.max_wait_s, 0.3);
+  EXPECT_EQ(c.queue.standing_max_wait_s, 0.01);
+  EXPECT_EQ(c.queue.max_queued, 64);
+  EXPECT_EQ(c.queue.aging_s, 0.2);
+  EXPECT_EQ(c.PoolSettings().queue.max_queued, 64);
   ASSERT_EQ(c.pools.size(), 2u);
   ASSERT_EQ(c.pools[0].endpoints.size(), 2u);
   EXPECT_EQ(c.pools[0].endpoints[0].kind, routing::EngineKind::kVllm);
@@ -71,6 +78,14 @@ TEST(GatewayConfigTest, ErrorsNameFileLineFieldAndValue) {
   EXPECT_NE(ErrorOf([] {
               LoadGatewayConfigFromString("retries: {max_attempts: 0}\n", "gw.yaml");
             }).find("retries.max_attempts"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] {
+              LoadGatewayConfigFromString("queue: {max_wait_s: -1}\n", "gw.yaml");
+            }).find("queue.max_wait_s"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] {
+              LoadGatewayConfigFromString("queue: {aging_s: 0}\n", "gw.yaml");
+            }).find("queue.aging_s"),
             std::string::npos);
 }
 

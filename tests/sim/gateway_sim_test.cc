@@ -23,13 +23,16 @@ class GatewaySimTest : public ::testing::Test {
   static void TearDownTestSuite() { delete scenario_; }
 
   /// Three replicas under `admission`, behind `router` (nullopt: least-loaded, no gateway).
-  static RunSummary Run(AdmissionPolicy admission, std::optional<routing::RouterPolicy> router) {
+  /// `queue_max_wait_s` > 0 turns the gateway's wait queue on.
+  static RunSummary Run(AdmissionPolicy admission, std::optional<routing::RouterPolicy> router,
+                        Seconds queue_max_wait_s = 0) {
     SimOptions opt;
     opt.replicas = 3;
     opt.invariant_checks = InvariantChecks::kAmortized;
     if (router.has_value()) {
       opt.gateway = SimGateway{};
       opt.gateway->router.policy = *router;
+      opt.gateway->queue.max_wait_s = queue_max_wait_s;
     }
     return Simulate(*scenario_, Resolve(*scenario_, admission), opt);
   }
@@ -62,6 +65,48 @@ TEST_F(GatewaySimTest, TheGatewayAloneKeepsGoodputWhereABalancerCollapses) {
   EXPECT_LT(balancer.phases[kBurst].goodput_rps, 2.5);
   EXPECT_GT(gateway.rejected_total, 0) << "the gateway shed";
   EXPECT_EQ(balancer.rejected_total, 0) << "nothing sheds in front of unbounded engines";
+}
+
+// The wait queue (routing/wait_queue.h): what waited and went counts as admitted, what waited
+// out its 0.25 s as admitted and dropped at the queue head (429 queue_deadline_exceeded, as the
+// load generator counts that answer); the ledger, queued requests included, balances after
+// every event (checked inside the simulator) and every attempt is accounted for. On this burst
+// it moves the two-stage goodput little (measured: 45.38 req/s against 45.50 without) and
+// lowers p95 TTFT (0.945 s against 0.952 s): bounds at 5% and at the TTFT SLO.
+TEST_F(GatewaySimTest, TheWaitQueueAccountsForEveryAttemptAndKeepsTheSlo) {
+  const RunSummary off = Run(AdmissionPolicy::kPredictive, routing::RouterPolicy::kGateway);
+  const RunSummary on = Run(AdmissionPolicy::kPredictive, routing::RouterPolicy::kGateway, 0.25);
+  EXPECT_EQ(on.offered, on.rejected_total + on.dropped_at_queue_head + on.completed + on.failed +
+                            on.abandoned_after_admission);
+  EXPECT_GT(on.admitted, off.admitted) << "requests that waited and went";
+  EXPECT_GT(on.dropped_at_queue_head, off.dropped_at_queue_head)
+      << "waits that ran out are drops at the gateway's queue head";
+  EXPECT_GT(on.phases[kBurst].goodput_rps, 0.95 * off.phases[kBurst].goodput_rps);
+  EXPECT_LT(on.ttft_s.p95, 1.0);
+  EXPECT_EQ(SummaryToJson(on),
+            SummaryToJson(Run(AdmissionPolicy::kPredictive, routing::RouterPolicy::kGateway, 0.25)))
+      << "deterministic";
+}
+
+// Waits longer than the clients' patience: every replica's metrics stall from 40 s to 50 s and
+// the gateway fails closed (counts them saturated), so what arrives then waits in its queue, up
+// to 3 s (a gateway TTFT SLO of 5 s), while the clients leave after 2 s without a first token.
+// Those are cancelled at the gateway (no replica sees them), and every attempt is accounted for.
+TEST_F(GatewaySimTest, ClientsThatLeaveWhileWaitingAreCancelledAtTheGateway) {
+  SimOptions opt;
+  opt.replicas = 3;
+  opt.invariant_checks = InvariantChecks::kAmortized;
+  opt.gateway = SimGateway{};
+  opt.gateway->router.staleness = routing::Staleness::kFailClose;
+  opt.gateway->router.ttft_slo_s = 5.0;
+  opt.gateway->queue.max_wait_s = 3.0;
+  for (std::int32_t r = 0; r < 3; ++r) {
+    opt.faults.push_back({FleetFault::Kind::kStaleMetrics, r, 40.0, 50.0});
+  }
+  const RunSummary s = Simulate(*scenario_, Resolve(*scenario_, AdmissionPolicy::kPredictive), opt);
+  EXPECT_GT(s.abandoned_after_admission, 0);
+  EXPECT_EQ(s.offered, s.rejected_total + s.dropped_at_queue_head + s.completed + s.failed +
+                           s.abandoned_after_admission);
 }
 
 TEST_F(GatewaySimTest, TheSameSeedGivesTheSameSummary) {
