@@ -88,6 +88,13 @@ void AddFlags(CLI::App* cmd, GatewayArgs* a) {
       },
       "gateway router: the longest a request waits for a slot when no endpoint can start it "
       "within the TTFT SLO now, seconds (0: refused at once) [default: 0]");
+  cmd->add_option_function<double>(
+      "--prediction-quantile",
+      [a](double v) {
+        a->apply.push_back([v](gateway::GatewayConfig& c) { c.prediction.quantile = v; });
+      },
+      "gateway router: admit against the TTFT SLO less this quantile of its recent TTFT "
+      "prediction errors (0: off) [default: 0.95]");
 }
 
 int RunGateway(GatewayArgs& a) {

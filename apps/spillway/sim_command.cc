@@ -39,6 +39,7 @@ struct SimArgs {
   std::string staleness = "fail-open";
   double stale_after_s = 1.0;
   double queue_max_wait_s = routing::WaitQueueConfig{}.max_wait_s;
+  double prediction_quantile = routing::PredictionErrorConfig{}.quantile;
   // The fleet flags, to tell given from default (a scenario's fleet: section fills the rest).
   CLI::Option* replicas_option = nullptr;
   CLI::Option* router_option = nullptr;
@@ -194,6 +195,7 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
       gateway.router.seed = seed;
       gateway.scrape_interval_s = a.scrape_interval_s;
       gateway.queue.max_wait_s = a.queue_max_wait_s;
+      gateway.prediction.quantile = a.prediction_quantile;
       opt.gateway = gateway;
     }
     for (const AdmissionPolicy policy : parsed) {
@@ -304,6 +306,11 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                       "refused at once)")
           ->check(CLI::Range(0.0, 3600.0))
           ->capture_default_str();
+  sim->add_option("--prediction-quantile", args->prediction_quantile,
+                  "--router gateway: admit against the TTFT SLO less this quantile of the "
+                  "gateway's recent TTFT prediction errors (0: off)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   sim->add_option("--json", args->json_out, "Write the run summary JSON here")
       ->check([](const std::string& s) {
         return s.empty() ? std::string("needs a file name") : std::string();

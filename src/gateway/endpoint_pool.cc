@@ -95,9 +95,9 @@ bool EndpointPool::MayRetry(routing::RouteRequest* request, std::int32_t endpoin
 }
 
 void EndpointPool::OnFirstToken(std::size_t i, std::int32_t prompt_tokens, Seconds ttft_s,
-                                bool alone) {
+                                bool alone, Seconds predicted_ttft_s) {
   const std::lock_guard lock(mu_);
-  pool_.OnFirstToken(i, prompt_tokens, ttft_s, alone);
+  pool_.OnFirstToken(i, prompt_tokens, ttft_s, alone, predicted_ttft_s);
 }
 
 void EndpointPool::OnFinish(std::size_t i, Seconds now, bool completed) {

@@ -80,7 +80,8 @@ class EndpointPool {
   routing::Pool::Pick Route(const routing::RouteRequest& request, Seconds now);
   bool MayRetry(routing::RouteRequest* request, std::int32_t endpoint, std::int32_t attempts,
                 Seconds now, routing::RetryDenial* why);
-  void OnFirstToken(std::size_t i, std::int32_t prompt_tokens, Seconds ttft_s, bool alone);
+  void OnFirstToken(std::size_t i, std::int32_t prompt_tokens, Seconds ttft_s, bool alone,
+                    Seconds predicted_ttft_s);
   void OnFinish(std::size_t i, Seconds now, bool completed);
   void OnProbe(std::size_t i, routing::ProbeResult result, Seconds now);
   void OnDraining(std::size_t i, Seconds now);

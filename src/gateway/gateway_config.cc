@@ -44,7 +44,8 @@ void ReadListen(const Field& s, GatewayConfig* c) {
 }
 
 void ReadRouter(const Field& s, GatewayConfig* c) {
-  s.RequireKnownKeys({"policy", "ttft_slo_s", "stale_after_s", "staleness", "seed"});
+  s.RequireKnownKeys(
+      {"policy", "ttft_slo_s", "stale_after_s", "staleness", "seed", "prediction_quantile"});
   routing::RouterConfig& r = c->router;
   if (const Field f = s["policy"];
       f.present() && !routing::ParseRouterPolicy(f.AsString(), &r.policy)) {
@@ -57,6 +58,9 @@ void ReadRouter(const Field& s, GatewayConfig* c) {
   r.ttft_slo_s = Timeout(s["ttft_slo_s"], r.ttft_slo_s);
   r.stale_after_s = Timeout(s["stale_after_s"], r.stale_after_s);
   r.seed = static_cast<std::uint64_t>(IntIn(s["seed"], 1, 0, 2147483647));
+  if (const Field f = s["prediction_quantile"]; f.present()) {
+    c->prediction.quantile = config::InRange(f, f.AsDouble(), 0, 1);
+  }
 }
 
 /// The URL's problem (net::ParseTarget's, as the gateway will parse it), or empty.
@@ -256,6 +260,7 @@ void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
   in("listen.max_connections (--max-connections)", c.max_connections, 1, 1000000);
   in("retries.max_attempts (--max-attempts)", c.retry.max_attempts, 1, 10);
   in("queue.max_wait_s (--queue-max-wait-s)", c.queue.max_wait_s, 0, 3600);
+  in("router.prediction_quantile (--prediction-quantile)", c.prediction.quantile, 0, 1);
 }
 
 }  // namespace spillway::gateway

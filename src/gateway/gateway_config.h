@@ -6,7 +6,7 @@
 // of the box on loopback. docs/gateway.md lists every key.
 //
 //   listen:  {host, port, threads, max_connections, max_body_bytes}
-//   router:  {policy, ttft_slo_s, stale_after_s, staleness, seed}
+//   router:  {policy, ttft_slo_s, stale_after_s, staleness, seed, prediction_quantile}
 //   scrape:  {interval_s, timeout_s}
 //   timeouts: {request_timeout_s, connect_timeout_s, drain_timeout_s}
 //   retries: {max_attempts, budget_ratio, budget_window_s, min_retries}
@@ -42,7 +42,7 @@ struct PoolConfig {
 
 struct GatewayConfig {
   /// The routing core's settings of every pool.
-  routing::PoolConfig PoolSettings() const { return {router, health, retry, queue}; }
+  routing::PoolConfig PoolSettings() const { return {router, health, retry, queue, prediction}; }
 
   // Listener.
   std::string host = "127.0.0.1";
@@ -52,6 +52,9 @@ struct GatewayConfig {
   std::size_t max_body_bytes = 1 << 20;
 
   routing::RouterConfig router;
+  /// The gateway router admits against the TTFT SLO less this quantile of its recent TTFT
+  /// prediction errors (router.prediction_quantile, 0.95; 0: off; routing/prediction_errors.h).
+  routing::PredictionErrorConfig prediction;
   double scrape_interval_s = 0.25;  ///< GET /metrics of every endpoint this often
   double scrape_timeout_s = 0.5;    ///< a scrape not answered by then failed
 

@@ -346,7 +346,8 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     metrics_.forwarded_total->With({model, pool->upstream(i).url}).Inc();
     const AttemptResult r =
         co_await RelayAttempt(conn, pool->upstream(i), relay, clock_, [&](Seconds ttft_s) {
-          pool->OnFirstToken(i, route.prompt_tokens, ttft_s, pick.alone);
+          pool->OnFirstToken(i, route.prompt_tokens, ttft_s, pick.alone,
+                             pick.decision.predicted_ttft_s);
           metrics_.ttft_seconds->Observe(ttft_s);
         });
     const Seconds now = clock_.Now();

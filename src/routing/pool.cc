@@ -25,7 +25,8 @@ Pool::Pool(std::vector<EndpointState> endpoints, PoolConfig config)
       retry_(config.retry),
       budget_(config.retry.budget_ratio, config.retry.budget_window_s, config.retry.min_retries),
       queue_(config.router.policy == RouterPolicy::kGateway ? config.queue
-                                                            : WaitQueueConfig{0, 0, 1}) {}
+                                                            : WaitQueueConfig{0, 0, 1}),
+      errors_(config.prediction) {}
 
 void Pool::OnReceived(Seconds now) { budget_.OnRequest(now); }
 
@@ -34,7 +35,15 @@ Pool::Pick Pool::Route(const RouteRequest& request, Seconds now) {
     Refresh(i, now);  // ejections end with time
   }
   Pick pick;
-  pick.decision = router_.Route(request, endpoints_, now);
+  const Seconds margin_s = errors_.margin_s();
+  if (margin_s > 0) {
+    RouteRequest tighter = request;
+    const Seconds slo = request.ttft_slo_s.value_or(router_.config().ttft_slo_s);
+    tighter.ttft_slo_s = std::max(slo - margin_s, slo * 0.5);
+    pick.decision = router_.Route(tighter, endpoints_, now);
+  } else {
+    pick.decision = router_.Route(request, endpoints_, now);
+  }
   if (pick.decision.forwarded()) {
     EndpointState& e = endpoints_[static_cast<std::size_t>(pick.decision.endpoint)];
     pick.alone = e.QueueAhead(router_.Fresh(e, now)) <= 0 && e.in_flight() == 0;
@@ -138,8 +147,12 @@ bool Pool::MayRetry(RouteRequest* request, std::int32_t endpoint, std::int32_t a
   return denial == RetryDenial::kNone;
 }
 
-void Pool::OnFirstToken(std::size_t i, std::int32_t prompt_tokens, Seconds ttft_s, bool alone) {
+void Pool::OnFirstToken(std::size_t i, std::int32_t prompt_tokens, Seconds ttft_s, bool alone,
+                        Seconds predicted_ttft_s) {
   endpoints_[i].OnFirstToken(prompt_tokens, ttft_s, alone);
+  if (predicted_ttft_s > 0) {
+    errors_.Add(ttft_s - predicted_ttft_s);
+  }
 }
 
 void Pool::OnFinish(std::size_t i, Seconds now, bool completed) {

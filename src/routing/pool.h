@@ -19,6 +19,7 @@
 
 #include "routing/endpoint_health.h"
 #include "routing/endpoint_state.h"
+#include "routing/prediction_errors.h"
 #include "routing/retry_budget.h"
 #include "routing/router.h"
 #include "routing/wait_queue.h"
@@ -40,6 +41,8 @@ struct PoolConfig {
   HealthConfig health;
   RetryConfig retry;
   WaitQueueConfig queue;  ///< the gateway router's waiting room (the baselines refuse at once)
+  /// The gateway router's margin learned from its prediction errors (prediction_errors.h).
+  PredictionErrorConfig prediction;
 };
 
 /// Why MayRetry said no.
@@ -62,7 +65,8 @@ class Pool {
     bool alone = false;  ///< sent with nothing predicted ahead: its TTFT measures prefill
   };
   /// Routes `request` at `now` (ejections that ended are lifted first); a forward is recorded
-  /// as sent.
+  /// as sent. The gateway router admits against the TTFT SLO less the margin its prediction
+  /// errors have shown (PredictionErrors; never below half the SLO).
   Pick Route(const RouteRequest& request, Seconds now);
 
   /// How a request was placed (Admit) or left the wait queue (DispatchNext).
@@ -95,6 +99,8 @@ class Pool {
   std::optional<Placement> ExpireWaiting(Ticket ticket, Seconds now);
   /// Requests in the wait queue.
   std::size_t waiting() const { return queue_.size(); }
+  /// The margin subtracted from the TTFT SLO, seconds (0 until learned, and for the baselines).
+  Seconds prediction_margin_s() const { return errors_.margin_s(); }
 
   /// After the attempt on `endpoint` failed before the client got a byte, the `attempts`-th
   /// send: adds `endpoint` to request->exclude and says whether to route again now (taking a
@@ -102,7 +108,10 @@ class Pool {
   bool MayRetry(RouteRequest* request, std::int32_t endpoint, std::int32_t attempts, Seconds now,
                 RetryDenial* why = nullptr);
 
-  void OnFirstToken(std::size_t i, std::int32_t prompt_tokens, Seconds ttft_s, bool alone);
+  /// The first token of an attempt sent to `i` came `ttft_s` after the send; the router had
+  /// predicted `predicted_ttft_s` (0: no prediction, as the baselines make none).
+  void OnFirstToken(std::size_t i, std::int32_t prompt_tokens, Seconds ttft_s, bool alone,
+                    Seconds predicted_ttft_s);
   /// The attempt sent to `i` ended at `now` (`completed`: relayed to its end).
   void OnFinish(std::size_t i, Seconds now, bool completed);
   void OnScrape(std::size_t i, const EndpointLoad& load, Seconds now);
@@ -135,6 +144,7 @@ class Pool {
   RetryConfig retry_;
   RetryBudget budget_;
   WaitQueue queue_;
+  PredictionErrors errors_;  // the gateway router's TTFT prediction errors and margin
 };
 
 }  // namespace spillway::routing

@@ -27,7 +27,7 @@ std::vector<routing::EndpointState> Endpoints(const EngineConfig& engine, std::i
 GatewayFront::GatewayFront(const SimGateway& config, const EngineConfig& engine,
                            std::int32_t replicas)
     : pool_(Endpoints(engine, replicas),
-            {config.router, config.health, config.retry, config.queue}),
+            {config.router, config.health, config.retry, config.queue, config.prediction}),
       scrape_interval_s_(config.scrape_interval_s),
       probe_interval_s_(config.probe_interval_s) {}
 
@@ -103,6 +103,7 @@ GatewayFront::Outcome GatewayFront::Send(routing::RouteRequest request, routing:
     if (a.kind == Answer::Kind::kAccepted) {
       out.forwarded = true;
       out.alone = pick.alone;
+      out.predicted_ttft_s = d.predicted_ttft_s;
       ++ledger_.in_flight;
       return out;
     }

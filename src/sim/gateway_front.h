@@ -39,11 +39,12 @@ class GatewayFront {
   /// `status`, `reason` and `retry_after_s` (its own refusal, or the replica's passed on).
   struct Outcome {
     bool forwarded = false;
-    bool queued = false;        ///< waiting in the gateway's queue until DispatchNext
-    Seconds expires_s = 0;      ///< queued: when its wait ends at the latest
-    bool by_gateway = false;    ///< refused by the gateway itself (not a replica's refusal)
-    std::uint32_t replica = 0;  ///< forwarded: where it runs; refused: the last one tried
-    bool alone = false;         ///< sent with nothing predicted ahead: its TTFT measures prefill
+    bool queued = false;           ///< waiting in the gateway's queue until DispatchNext
+    Seconds expires_s = 0;         ///< queued: when its wait ends at the latest
+    bool by_gateway = false;       ///< refused by the gateway itself (not a replica's refusal)
+    std::uint32_t replica = 0;     ///< forwarded: where it runs; refused: the last one tried
+    bool alone = false;            ///< sent with nothing predicted ahead: its TTFT measures prefill
+    Seconds predicted_ttft_s = 0;  ///< forwarded: the gateway's TTFT prediction there
     int status = 0;
     std::string_view reason;
     Seconds retry_after_s = 0;
@@ -75,8 +76,11 @@ class GatewayFront {
   void EndWaiting(routing::Ticket ticket, Ending ending);
   /// A forwarded request ended at `replica`.
   void OnEnded(std::uint32_t replica, Seconds now, Ending ending);
-  void OnFirstToken(std::uint32_t replica, std::int32_t prompt_tokens, Seconds ttft_s, bool alone) {
-    pool_.OnFirstToken(replica, prompt_tokens, ttft_s, alone);
+  /// `ttft_s` from the gateway's send to the replica (not from the client's, which includes a
+  /// wait in the gateway's queue), as the live gateway measures it.
+  void OnFirstToken(std::uint32_t replica, std::int32_t prompt_tokens, Seconds ttft_s, bool alone,
+                    Seconds predicted_ttft_s) {
+    pool_.OnFirstToken(replica, prompt_tokens, ttft_s, alone, predicted_ttft_s);
   }
   /// A scrape of every replica at `now` (engines[i] is replica i) for which `answers(i)`.
   void Scrape(const std::vector<std::unique_ptr<Engine>>& engines, Seconds now,

@@ -60,6 +60,8 @@ struct Attempt {
   bool completed = false;
   bool alone = false;       // the gateway sent it with nothing predicted ahead (measures prefill)
   bool at_gateway = false;  // waiting in the gateway's queue: no replica has it yet
+  Seconds forwarded_s = 0;  // when the gateway sent it to its replica (after any wait)
+  Seconds predicted_ttft_s = 0;  // the gateway's prediction for it there (0: none)
 };
 
 struct Logical {

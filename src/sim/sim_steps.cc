@@ -46,7 +46,7 @@ void Sim::OnStepDone(std::uint32_t r, Seconds now) {
       a.first_token_s = now;
       if (gateway_.has_value()) {
         gateway_->OnFirstToken(r, arrivals_[logical_[a.logical].arrival].prompt_tokens,
-                               now - a.sent_s, a.alone);
+                               now - a.forwarded_s, a.alone, a.predicted_ttft_s);
       }
     } else {
       recorder_.OnInterTokenGap(now - a.last_token_s);

@@ -85,6 +85,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   const auto id = static_cast<std::uint32_t>(attempts_.size());
   std::uint32_t r = 0;
   bool alone = false;
+  Seconds predicted_ttft_s = 0;
   if (gateway_.has_value()) {
     const GatewayFront::Outcome out = gateway_->Forward(id, a.prompt_tokens, a.priority, now,
                                                         TryReplicaFor(id, request, now, &d));
@@ -104,6 +105,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     }
     r = out.replica;
     alone = out.alone;
+    predicted_ttft_s = out.predicted_ttft_s;
   } else {
     const std::optional<std::uint32_t> picked = PickReplica();
     if (!picked.has_value()) {
@@ -120,6 +122,8 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   }
   attempts_.push_back(Attempt{logical, r, now});
   attempts_.back().alone = alone;
+  attempts_.back().forwarded_s = now;
+  attempts_.back().predicted_ttft_s = predicted_ttft_s;
   recorder_.OnAdmitted(now, now, d.verdict == Verdict::kDegrade, ClassName(a));
   recorder_.ObserveWaiting(replicas_[r]->scheduler().num_waiting());
   ArmTimeouts(id, now);
@@ -183,6 +187,8 @@ void Sim::DispatchWaiting(Seconds now) {
     }
     at.replica = next->outcome.replica;
     at.alone = next->outcome.alone;
+    at.forwarded_s = now;
+    at.predicted_ttft_s = next->outcome.predicted_ttft_s;
     recorder_.OnAdmitted(now, at.sent_s, d.verdict == Verdict::kDegrade, ClassOf(at));
     recorder_.ObserveWaiting(replicas_[at.replica]->scheduler().num_waiting());
     StartStep(at.replica, now);

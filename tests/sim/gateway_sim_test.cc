@@ -56,12 +56,15 @@ TEST_F(GatewaySimTest, EveryRouterAccountsForEveryAttempt) {
 
 // The first stage alone: engines that admit everything (unbounded) collapse behind any balancer
 // (measured: burst goodput 1.23 req/s behind round-robin), while the gateway sheds what no
-// replica can serve within the TTFT SLO (measured: 26.2 req/s). Bounds at half and twice those.
+// replica can serve within the TTFT SLO (measured: 35.27 req/s, 25.57 before it learned its
+// prediction margin). Bounds at half and twice those; the margin keeps p95 TTFT of what it
+// served within the 1 s SLO (measured: 0.887 s; 1.182 s without the margin).
 TEST_F(GatewaySimTest, TheGatewayAloneKeepsGoodputWhereABalancerCollapses) {
   const RunSummary gateway = Run(AdmissionPolicy::kUnbounded, routing::RouterPolicy::kGateway);
   const RunSummary balancer = Run(AdmissionPolicy::kUnbounded, routing::RouterPolicy::kRoundRobin);
   ASSERT_EQ(gateway.phases.size(), 3u);
-  EXPECT_GT(gateway.phases[kBurst].goodput_rps, 13.0);
+  EXPECT_GT(gateway.phases[kBurst].goodput_rps, 17.6);
+  EXPECT_LT(gateway.ttft_s.p95, 1.0);
   EXPECT_LT(balancer.phases[kBurst].goodput_rps, 2.5);
   EXPECT_GT(gateway.rejected_total, 0) << "the gateway shed";
   EXPECT_EQ(balancer.rejected_total, 0) << "nothing sheds in front of unbounded engines";
@@ -71,8 +74,8 @@ TEST_F(GatewaySimTest, TheGatewayAloneKeepsGoodputWhereABalancerCollapses) {
 // out its 0.25 s as admitted and dropped at the queue head (429 queue_deadline_exceeded, as the
 // load generator counts that answer); the ledger, queued requests included, balances after
 // every event (checked inside the simulator) and every attempt is accounted for. On this burst
-// it moves the two-stage goodput little (measured: 45.38 req/s against 45.50 without) and
-// lowers p95 TTFT (0.945 s against 0.952 s): bounds at 5% and at the TTFT SLO.
+// it moves the two-stage goodput little (measured: 45.35 req/s against 45.47 without) and
+// lowers p95 TTFT (0.839 s against 0.859 s): bounds at 5% and at the TTFT SLO.
 TEST_F(GatewaySimTest, TheWaitQueueAccountsForEveryAttemptAndKeepsTheSlo) {
   const RunSummary off = Run(AdmissionPolicy::kPredictive, routing::RouterPolicy::kGateway);
   const RunSummary on = Run(AdmissionPolicy::kPredictive, routing::RouterPolicy::kGateway, 0.25);
