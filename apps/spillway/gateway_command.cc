@@ -39,6 +39,18 @@ void Flag(CLI::App* cmd, GatewayArgs* a, const std::string& name, T gateway::Gat
   });
 }
 
+/// A flag for a key inside one of the config's sections: `set` applies it after the file (the
+/// flag wins).
+void NestedFlag(CLI::App* cmd, GatewayArgs* a, const std::string& name,
+                void (*set)(gateway::GatewayConfig&, double), const std::string& help) {
+  cmd->add_option_function<double>(
+      name,
+      [a, set](double v) {
+        a->apply.push_back([v, set](gateway::GatewayConfig& c) { set(c, v); });
+      },
+      help);
+}
+
 void AddFlags(CLI::App* cmd, GatewayArgs* a) {
   using C = gateway::GatewayConfig;
   Flag(cmd, a, "--host", &C::host, "Listen address");
@@ -69,30 +81,19 @@ void AddFlags(CLI::App* cmd, GatewayArgs* a) {
   cmd->add_option("--staleness", a->staleness,
                   "fail-open or fail-close: how endpoints with stale metrics are routed "
                   "[default: fail-open]");
-  cmd->add_option_function<double>(
-      "--ttft-slo-s",
-      [a](double v) {
-        a->apply.push_back([v](gateway::GatewayConfig& c) { c.router.ttft_slo_s = v; });
-      },
+  using G = gateway::GatewayConfig;
+  NestedFlag(
+      cmd, a, "--ttft-slo-s", [](G& c, double v) { c.router.ttft_slo_s = v; },
       "The TTFT SLO a request must be predicted to meet [default: 1]");
-  cmd->add_option_function<double>(
-      "--stale-after-s",
-      [a](double v) {
-        a->apply.push_back([v](gateway::GatewayConfig& c) { c.router.stale_after_s = v; });
-      },
+  NestedFlag(
+      cmd, a, "--stale-after-s", [](G& c, double v) { c.router.stale_after_s = v; },
       "Metrics older than this are stale [default: 1]");
-  cmd->add_option_function<double>(
-      "--queue-max-wait-s",
-      [a](double v) {
-        a->apply.push_back([v](gateway::GatewayConfig& c) { c.queue.max_wait_s = v; });
-      },
-      "gateway router: the longest a request waits for a slot when no endpoint can start it "
-      "within the TTFT SLO now, seconds (0: refused at once) [default: 0]");
-  cmd->add_option_function<double>(
-      "--prediction-quantile",
-      [a](double v) {
-        a->apply.push_back([v](gateway::GatewayConfig& c) { c.prediction.quantile = v; });
-      },
+  NestedFlag(
+      cmd, a, "--queue-max-wait-s", [](G& c, double v) { c.queue.max_wait_s = v; },
+      "gateway router: the longest a request waits for a slot when no endpoint can start "
+      "it within the TTFT SLO now, seconds (0: refused at once) [default: 0]");
+  NestedFlag(
+      cmd, a, "--prediction-quantile", [](G& c, double v) { c.prediction.quantile = v; },
       "gateway router: admit against the TTFT SLO less this quantile of its recent TTFT "
       "prediction errors (0: off) [default: 0.95]");
 }
