@@ -56,7 +56,8 @@ Pool::Placement Pool::Admit(Ticket ticket, const RouteRequest& request, Seconds 
   Placement out;
   out.ticket = ticket;
   const Seconds slo_s = request.ttft_slo_s.value_or(router_.config().ttft_slo_s);
-  if (queue_.enabled() && queue_.AnyAsUrgent(request.priority, now)) {
+  const bool may_wait = queue_.enabled() && FitsAlone(request, slo_s);
+  if (may_wait && queue_.AnyAsUrgent(request.priority, now)) {
     if (queue_.Push(ticket, request, slo_s, now)) {
       out.kind = Placement::Kind::kQueued;
       out.expires_s = now + std::min(queue_.config().max_wait_s, slo_s);
@@ -68,7 +69,7 @@ Pool::Placement Pool::Admit(Ticket ticket, const RouteRequest& request, Seconds 
     return out;
   }
   out.pick = Route(request, now);
-  if (out.pick.decision.verdict == Verdict::kShed && FitsAlone(request, slo_s) &&
+  if (out.pick.decision.verdict == Verdict::kShed && may_wait &&
       queue_.Push(ticket, request, slo_s, now)) {
     out.kind = Placement::Kind::kQueued;
     out.pick = {};

@@ -176,6 +176,12 @@ TEST(PoolWaitTest, APromptWhosePrefillAloneMissesTheSloIsRefusedAtOnce) {
   EXPECT_EQ(p.kind, WaitPool::Placement::Kind::kRouted);
   EXPECT_EQ(p.pick.decision.verdict, Verdict::kShed);
   EXPECT_EQ(pool.waiting(), 0u);
+  // Nor does it queue behind others that wait: refused at once all the same.
+  ASSERT_EQ(pool.Admit(2, {.prompt_tokens = 400}, 0.0).kind, WaitPool::Placement::Kind::kQueued);
+  const WaitPool::Placement q = pool.Admit(3, {.prompt_tokens = 8000}, 0.0);
+  EXPECT_EQ(q.kind, WaitPool::Placement::Kind::kRouted);
+  EXPECT_EQ(q.pick.decision.verdict, Verdict::kShed);
+  EXPECT_EQ(pool.waiting(), 1u);
 }
 
 TEST(PoolWaitTest, AClientThatLeavesLeavesTheQueue) {
