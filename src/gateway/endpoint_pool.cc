@@ -66,6 +66,11 @@ std::size_t EndpointPool::waiting() const {
   return pool_.waiting();
 }
 
+Seconds EndpointPool::prediction_margin_s() const {
+  const std::lock_guard lock(mu_);
+  return pool_.prediction_margin_s();
+}
+
 void EndpointPool::DispatchLocked(Seconds now) {
   while (pool_.waiting() > 0) {
     std::optional<routing::Pool::Placement> p = pool_.DispatchNext(now);

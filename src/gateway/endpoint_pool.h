@@ -77,6 +77,8 @@ class EndpointPool {
   std::optional<routing::Pool::Placement> Resolve(routing::Ticket ticket, Waiter& waiter,
                                                   bool client_gone, Seconds now);
   std::size_t waiting() const;
+  /// The margin the gateway router subtracts from the TTFT SLO (routing::Pool).
+  Seconds prediction_margin_s() const;
   routing::Pool::Pick Route(const routing::RouteRequest& request, Seconds now);
   bool MayRetry(routing::RouteRequest* request, std::int32_t endpoint, std::int32_t attempts,
                 Seconds now, routing::RetryDenial* why);

@@ -75,6 +75,11 @@ GatewayMetrics::GatewayMetrics() {
                        "Requests waiting in the gateway's queue for a slot (in_flight counts "
                        "them too).",
                        {"model"});
+  prediction_margin_seconds =
+      &r.AddGauge("spillway_gateway_prediction_margin_seconds",
+                  "The margin the gateway router subtracts from the TTFT SLO: a high quantile of "
+                  "its recent TTFT prediction errors, seconds.",
+                  {"model"});
   scrapes_total = &r.AddCounter("spillway_gateway_scrapes_total",
                                 "Scrapes of the endpoints' /metrics by result: ok, error.",
                                 {"model", "endpoint", "result"});
@@ -106,6 +111,7 @@ std::string GatewayMetrics::Render(const std::vector<std::unique_ptr<EndpointPoo
                                    Seconds now) {
   for (const auto& pool : pools) {
     queued->With({pool->model()}).Set(static_cast<double>(pool->waiting()));
+    prediction_margin_seconds->With({pool->model()}).Set(pool->prediction_margin_s());
     for (const EndpointView& v : pool->View(now)) {
       const std::vector<std::string> labels = {pool->model(), v.url};
       for (const routing::EndpointHealth h : kStates) {

@@ -292,7 +292,13 @@ TEST_F(LiveGatewayPromtoolTest, MetricsParseAndLintClean) {
   }
   ASSERT_EQ(gateway().Post("/v1/completions", SmallCompletionBody()).status, 200);
   testing_util::TempDir dir;
-  const std::string path = dir.Write("gateway.prom", GatewayMetrics());
+  const std::string exposition = GatewayMetrics();
+  for (const char* family :
+       {"spillway_gateway_queued{", "spillway_gateway_queue_wait_seconds_count",
+        "spillway_gateway_prediction_margin_seconds{"}) {
+    EXPECT_NE(exposition.find(family), std::string::npos) << family;
+  }
+  const std::string path = dir.Write("gateway.prom", exposition);
   const testing_util::CommandResult r =
       testing_util::RunCommand({"sh", "-c", *promtool + " check metrics < " + path}, 30);
   EXPECT_TRUE(r.exited && r.exit_code == 0) << r.description << "\n" << r.output;
