@@ -80,13 +80,14 @@ bench-reject:
 	cmake --build --preset release -j $(JOBS) --target spillway
 	./bench/reject_throughput.sh build/spillway
 
-# The latency spillway gateway adds in front of a fast upstream, beside nginx proxy_pass
-# (docs/gateway.md, "Performance").
+# The latency spillway gateway adds in front of a fast upstream, beside nginx proxy_pass, then
+# what it adds to 6,000 concurrent SSE streams and their memory (docs/gateway.md, "Performance").
 bench-gateway:
 	$(DEPS) bench
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target spillway
 	./bench/gateway_latency.sh build/spillway
+	./bench/gateway_streams.sh build/spillway
 
 format:
 	$(DEPS) format

@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "core/check.h"
+
 namespace spillway::gateway {
 namespace {
 
@@ -37,6 +39,7 @@ routing::Pool::Placement EndpointPool::Admit(routing::Ticket ticket,
   const std::lock_guard lock(mu_);
   const routing::Pool::Placement p = pool_.Admit(ticket, request, now);
   if (p.kind == routing::Pool::Placement::Kind::kQueued) {
+    SPILLWAY_CHECK(waiter != nullptr);
     waiters_[ticket] = waiter;
     DispatchLocked(now);
   }

@@ -68,6 +68,7 @@ class EndpointPool {
   // whoever can leave the wait queue go, waking their sessions.
   void OnReceived(Seconds now);
   /// Routes at once, or queues (kQueued: `waiter` is woken when it leaves; call Resolve then).
+  /// `waiter` may be null when the pool's queue is off (it never queues then).
   routing::Pool::Placement Admit(routing::Ticket ticket, const routing::RouteRequest& request,
                                  Seconds now, const std::shared_ptr<Waiter>& waiter);
   /// After the waiter woke (its timer fired or was cancelled, or its client left): how `ticket`

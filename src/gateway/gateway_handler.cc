@@ -287,7 +287,10 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
 
   // The first stage: routed at once, or after a wait in the pool's queue for a slot.
   const routing::Ticket ticket = next_ticket_.fetch_add(1);
-  auto waiter = std::make_shared<Waiter>(co_await asio::this_coro::executor);
+  std::shared_ptr<Waiter> waiter;  // only where requests may wait (the queue is on)
+  if (config_.queue.max_wait_s > 0) {
+    waiter = std::make_shared<Waiter>(co_await asio::this_coro::executor);
+  }
   routing::Pool::Placement placement = pool->Admit(ticket, route, received_s, waiter);
   if (placement.kind == routing::Pool::Placement::Kind::kQueued) {
     std::optional<routing::Pool::Placement> left =
