@@ -19,6 +19,18 @@ inline const CLI::Validator kFinitePositive(
     },
     "FINITE>0");
 
+/// A finite number >= 0.
+inline const CLI::Validator kFiniteNonNegative(
+    [](std::string& s) -> std::string {
+      try {
+        const double v = std::stod(s);
+        return std::isfinite(v) && v >= 0 ? "" : "must be a finite number >= 0, got " + s;
+      } catch (const std::exception&) {
+        return "must be a number, got " + s;
+      }
+    },
+    "FINITE>=0");
+
 /// A non-empty file name.
 inline const CLI::Validator kNonEmptyPath(
     [](const std::string& s) {

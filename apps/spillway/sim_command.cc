@@ -304,12 +304,12 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                       "--router gateway: the longest a request waits in the gateway's queue for "
                       "a slot when no replica can start it within the TTFT SLO now, seconds (0: "
                       "refused at once)")
-          ->check(CLI::Range(0.0, 3600.0))
+          ->check(kFiniteNonNegative & CLI::Range(0.0, 3600.0))
           ->capture_default_str();
   sim->add_option("--prediction-quantile", args->prediction_quantile,
                   "--router gateway: admit against the TTFT SLO less this quantile of the "
                   "gateway's recent TTFT prediction errors (0: off)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(kFiniteNonNegative & CLI::Range(0.0, 1.0))
       ->capture_default_str();
   sim->add_option("--json", args->json_out, "Write the run summary JSON here")
       ->check([](const std::string& s) {

@@ -80,14 +80,25 @@ void EndpointPool::DispatchLocked(Seconds now) {
     if (!p.has_value()) {
       return;
     }
-    const auto it = waiters_.find(p->ticket);
-    if (it == waiters_.end()) {
-      continue;  // (not reached: every queued ticket has its waiter)
-    }
-    std::shared_ptr<Waiter> w = it->second;
-    waiters_.erase(it);
-    w->placement = std::move(p);
-    boost::asio::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
+    WakeLocked(std::move(*p));
+  }
+}
+
+void EndpointPool::WakeLocked(routing::Pool::Placement p) {
+  const auto it = waiters_.find(p.ticket);
+  if (it == waiters_.end()) {
+    return;  // (not reached: every queued ticket has its waiter)
+  }
+  std::shared_ptr<Waiter> w = it->second;
+  waiters_.erase(it);
+  w->placement = std::move(p);
+  boost::asio::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
+}
+
+void EndpointPool::DrainWaiting(Seconds now) {
+  const std::lock_guard lock(mu_);
+  for (routing::Pool::Placement& p : pool_.DrainWaiting(now)) {
+    WakeLocked(std::move(p));
   }
 }
 

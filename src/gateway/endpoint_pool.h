@@ -78,6 +78,8 @@ class EndpointPool {
   std::optional<routing::Pool::Placement> Resolve(routing::Ticket ticket, Waiter& waiter,
                                                   bool client_gone, Seconds now);
   std::size_t waiting() const;
+  /// The gateway drains: every waiting request is woken refused 503 draining.
+  void DrainWaiting(Seconds now);
   /// The margin the gateway router subtracts from the TTFT SLO (routing::Pool).
   Seconds prediction_margin_s() const;
   routing::Pool::Pick Route(const routing::RouteRequest& request, Seconds now);
@@ -102,6 +104,8 @@ class EndpointPool {
  private:
   /// Lets out of the wait queue whoever can go at `now`; under the lock.
   void DispatchLocked(Seconds now);
+  /// Hands `p` to its waiter and wakes it; under the lock.
+  void WakeLocked(routing::Pool::Placement p);
 
   std::string model_;
   std::vector<Upstream> upstreams_;

@@ -129,6 +129,9 @@ struct Gateway::Impl {
       return;
     }
     metrics.draining->Set(1);
+    for (const auto& pool : pools) {
+      pool->DrainWaiting(clock.Now());  // never sent: 503 draining now, so they go elsewhere
+    }
     std::cerr << "spillway gateway: draining (in flight: " << handler->in_flight() << ")\n";
     asio::co_spawn(ioc, WaitDrained(), asio::detached);
   }

@@ -18,6 +18,18 @@ double Timeout(const Field& f, double fallback) {
   return f.present() ? config::InRange(f, f.AsDouble(), 0, 1e6) : fallback;
 }
 
+/// A number in [0, hi] (0 turns the feature off); `fallback` when absent.
+double ZeroOrIn(const Field& f, double fallback, double hi) {
+  if (!f.present()) {
+    return fallback;
+  }
+  const double v = f.AsDouble();
+  if (!(v >= 0 && v <= hi)) {
+    f.Fail(fmt::format("must be in [0, {:g}]", hi));
+  }
+  return v;
+}
+
 std::int32_t IntIn(const Field& f, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
   const std::int64_t v = f.Int(fallback);
   if (v < lo || v > hi) {
@@ -59,7 +71,7 @@ void ReadRouter(const Field& s, GatewayConfig* c) {
   r.stale_after_s = Timeout(s["stale_after_s"], r.stale_after_s);
   r.seed = static_cast<std::uint64_t>(IntIn(s["seed"], 1, 0, 2147483647));
   if (const Field f = s["prediction_quantile"]; f.present()) {
-    c->prediction.quantile = config::InRange(f, f.AsDouble(), 0, 1);
+    c->prediction.quantile = ZeroOrIn(f, c->prediction.quantile, 1);
   }
 }
 
@@ -151,8 +163,9 @@ GatewayConfig Parse(const Field& root) {
   }
   if (const Field s = root["queue"]; s.present()) {
     s.RequireKnownKeys({"max_wait_s", "standing_max_wait_s", "max_queued", "aging_s"});
-    c.queue.max_wait_s = Timeout(s["max_wait_s"], c.queue.max_wait_s);
-    c.queue.standing_max_wait_s = Timeout(s["standing_max_wait_s"], c.queue.standing_max_wait_s);
+    c.queue.max_wait_s = ZeroOrIn(s["max_wait_s"], c.queue.max_wait_s, 3600);
+    c.queue.standing_max_wait_s =
+        ZeroOrIn(s["standing_max_wait_s"], c.queue.standing_max_wait_s, 3600);
     c.queue.max_queued = IntIn(s["max_queued"], c.queue.max_queued, 0, 1000000);
     if (const Field f = s["aging_s"]; f.present()) {
       c.queue.aging_s = config::InRange(f, f.AsDouble(), 0.001, 1e6);
@@ -238,6 +251,12 @@ void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
   }
   if (endpoints == 0) {
     fail("no endpoints: give --endpoint URL (repeatable) or pools in --config");
+  }
+  if (!(c.request_timeout_s > c.queue.max_wait_s)) {
+    fail(fmt::format(
+        "queue.max_wait_s ({:g} s) must be below timeouts.request_timeout_s ({:g} s): a request "
+        "would still wait when the gateway's deadline passes",
+        c.queue.max_wait_s, c.request_timeout_s));
   }
   if (!(c.request_timeout_s > c.router.ttft_slo_s)) {
     fail(fmt::format("timeouts.request_timeout_s ({:g} s) must be above router.ttft_slo_s ({:g} s)",

@@ -321,6 +321,9 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
               ? server::ContractError(
                     "upstream_unavailable",
                     "The endpoint failed and no other endpoint of the pool could be tried.")
+          : d.reason == OverloadReason::kDraining
+              ? server::ContractError("draining",
+                                      "The gateway is shutting down; the request was not sent.")
           : d.reason == OverloadReason::kQueueDeadlineExceeded
               ? server::ContractError(
                     reason, fmt::format("The request waited {:.0f} ms in the gateway's queue and "
@@ -329,9 +332,15 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
                                         placement.waited_s * 1000, model, d.retry_after_s))
           : d.verdict == Verdict::kShed
               ? server::ContractError(
-                    reason, fmt::format("No endpoint of '{}' can start this request within "
-                                        "the TTFT SLO. Retry after {:.0f} s.",
-                                        model, d.retry_after_s))
+                    reason,
+                    fmt::format("No endpoint of '{}' can start this request within the TTFT "
+                                "SLO{}. Retry after {:.0f} s.",
+                                model,
+                                config_.queue.max_wait_s > 0
+                                    ? ", and it cannot wait for one here (the wait queue is "
+                                      "full, or its prefill alone would miss the SLO)"
+                                    : "",
+                                d.retry_after_s))
               : server::ContractError(
                     reason, fmt::format("No endpoint of '{}' takes work (all down, ejected "
                                         "or draining). Retry after {:.0f} s.",

@@ -108,6 +108,20 @@ std::optional<Pool::Placement> Pool::ExpireWaiting(Ticket ticket, Seconds now) {
                    now - gone->enqueued_s,    gone->expires_s, gone->request};
 }
 
+std::vector<Pool::Placement> Pool::DrainWaiting(Seconds now) {
+  std::vector<Placement> out;
+  while (const WaitQueue::Entry* next = queue_.Next(now)) {
+    const WaitQueue::Entry gone = *queue_.Remove(next->ticket);
+    Placement p{Placement::Kind::kRouted, gone.ticket,    {},
+                now - gone.enqueued_s,    gone.expires_s, gone.request};
+    p.pick.decision.verdict = Verdict::kHardLimit;
+    p.pick.decision.reason = OverloadReason::kDraining;
+    p.pick.decision.retry_after_s = 1;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 bool Pool::FitsAlone(const RouteRequest& request, Seconds slo_s) const {
   return std::any_of(endpoints_.begin(), endpoints_.end(), [&](const EndpointState& e) {
     return e.takes_work() && e.PrefillRate() > 0 &&

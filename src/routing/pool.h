@@ -97,6 +97,9 @@ class Pool {
   /// Waiting `ticket`'s wait ran out by the driver's timer (DispatchNext expires it too, at the
   /// next event): it leaves the queue expired. Nullopt when it was not waiting.
   std::optional<Placement> ExpireWaiting(Ticket ticket, Seconds now);
+  /// The gateway drains: every waiting request leaves the queue refused 503 draining (it was
+  /// never sent; another gateway replica may take it).
+  std::vector<Placement> DrainWaiting(Seconds now);
   /// Requests in the wait queue.
   std::size_t waiting() const { return queue_.size(); }
   /// The margin subtracted from the TTFT SLO, seconds (0 until learned, and for the baselines).

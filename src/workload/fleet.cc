@@ -65,6 +65,9 @@ Fleet ParseFleet(const config::Field& f) {
   }
   fleet.stale_after_s = OptPositive(f["stale_after_s"]);
   fleet.queue_max_wait_s = OptNonNegative(f["queue_max_wait_s"]);
+  if (fleet.queue_max_wait_s.has_value() && *fleet.queue_max_wait_s > 3600) {
+    f["queue_max_wait_s"].Fail("must be in [0, 3600] (seconds)");
+  }
   if (const config::Field faults = f["faults"]; faults.present()) {
     for (const config::Field& fault : faults.Items()) {
       fleet.faults.push_back(ParseFault(fault, fleet.replicas));

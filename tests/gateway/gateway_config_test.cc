@@ -87,10 +87,23 @@ TEST(GatewayConfigTest, ErrorsNameFileLineFieldAndValue) {
               LoadGatewayConfigFromString("queue: {aging_s: 0}\n", "gw.yaml");
             }).find("queue.aging_s"),
             std::string::npos);
+  // 0 is "off" where the docs say so.
+  const GatewayConfig off = LoadGatewayConfigFromString(
+      "queue: {max_wait_s: 0, standing_max_wait_s: 0}\nrouter: {prediction_quantile: 0}\n",
+      "gw.yaml");
+  EXPECT_EQ(off.queue.max_wait_s, 0);
+  EXPECT_EQ(off.prediction.quantile, 0);
 }
 
 TEST(GatewayConfigTest, ValidationCatchesWhatNoSingleKeyCan) {
   GatewayConfig c;
+  {
+    GatewayConfig waits = c;
+    waits.pools.push_back({"m", {{"http://127.0.0.1:1", std::nullopt}}});
+    waits.queue.max_wait_s = 4.5;  // as long as the request deadline
+    EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(waits, "flags"); }).find("queue.max_wait_s"),
+              std::string::npos);
+  }
   EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("no endpoints"),
             std::string::npos);
   c.pools.push_back(

@@ -3,7 +3,8 @@
 // gateway runs fail-close, so it counts the endpoint saturated: a request cannot be routed and
 // waits in the queue. Pass criteria: it goes (200) as soon as a fresh scrape shows the slot;
 // its wait runs out as 429 queue_deadline_exceeded with Retry-After; a client that leaves
-// while waiting leaves the queue at once (499 in the metrics), and the ledger balances.
+// while waiting leaves the queue at once (499 in the metrics); a drain answers those waiting
+// 503 draining at once; and the ledger balances.
 
 #include <csignal>
 #include <string>
@@ -76,6 +77,21 @@ TEST_F(LiveGatewayQueueTest, AClientThatLeavesWhileWaitingLeavesTheQueue) {
   EXPECT_EQ(MetricSum(m, "spillway_gateway_requests_total", {{"status", "499"}}), 1);
   EXPECT_EQ(MetricSum(m, "spillway_gateway_forwarded_total"), 0) << "nothing was sent";
   ToggleStall(false);
+}
+
+TEST_F(LiveGatewayQueueTest, ADrainAnswersThoseWaiting503DrainingAtOnce) {
+  ToggleStall(true);
+  PendingRequest pending(gateway().port(), Completion(), 10);
+  ASSERT_TRUE(pending.ok()) << pending.error();
+  ASSERT_TRUE(Eventually([&] { return Queued() == 1; }, 1.0));
+  const auto sent = std::chrono::steady_clock::now();
+  gateway_process().Signal(SIGTERM);
+  const server_test::HttpResponse r = pending.ReadResponse(2.5);  // well before its 3 s wait
+  const double took_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  EXPECT_TRUE(IsOpenAiError(r, 503, "draining")) << r.error << r.body;
+  EXPECT_EQ(r.Header("X-Overload-Reason"), "draining");
+  EXPECT_LT(took_s, 1.0) << "answered at the drain's start, not at the end of its wait";
 }
 
 class LiveGatewayShortQueueTest : public LiveGatewayQueueTest {

@@ -204,6 +204,19 @@ TEST(PoolWaitTest, WhenNoEndpointTakesWorkTheWaitingAre503NoEndpoint) {
   EXPECT_EQ(d->pick.decision.reason, OverloadReason::kNoEndpoint);
 }
 
+TEST(PoolWaitTest, ADrainRefusesEveryoneWaiting503Draining) {
+  WaitPool pool = TwoEndpoints(10);
+  ASSERT_EQ(pool.Admit(1, {.prompt_tokens = 400}, 0.0).kind, WaitPool::Placement::Kind::kQueued);
+  ASSERT_EQ(pool.Admit(2, {.prompt_tokens = 400}, 0.0).kind, WaitPool::Placement::Kind::kQueued);
+  const std::vector<WaitPool::Placement> out = pool.DrainWaiting(0.1);
+  ASSERT_EQ(out.size(), 2u);
+  for (const WaitPool::Placement& p : out) {
+    EXPECT_EQ(p.pick.decision.verdict, Verdict::kHardLimit);
+    EXPECT_EQ(p.pick.decision.reason, OverloadReason::kDraining);
+  }
+  EXPECT_EQ(pool.waiting(), 0u);
+}
+
 TEST(PoolWaitTest, TheBaselinesNeverQueue) {
   WaitPool pool = TwoEndpoints(10, RouterPolicy::kLlmd);
   const WaitPool::Placement p = pool.Admit(1, {.prompt_tokens = 400, .priority = 1}, 0.0);
