@@ -13,7 +13,7 @@ bool WaitQueue::Push(Ticket ticket, const RouteRequest& request, Seconds slo_s, 
   if (entries_.empty()) {
     nonempty_since_s_ = now;
   }
-  entries_.push_back(Entry{ticket, request, now, now + ttl_s, slo_s, next_seq_++});
+  entries_.push_back(Entry{ticket, request, now, now + ttl_s, slo_s});
   return true;
 }
 

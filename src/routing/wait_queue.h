@@ -54,7 +54,6 @@ class WaitQueue {
     Seconds enqueued_s = 0;
     Seconds expires_s = 0;  ///< enqueued + min(max_wait_s, slo_s)
     Seconds slo_s = 0;      ///< the request's TTFT SLO, from its arrival
-    std::uint64_t seq = 0;  ///< arrival order
   };
 
   bool enabled() const { return config_.max_wait_s > 0 && config_.max_queued > 0; }
@@ -85,8 +84,7 @@ class WaitQueue {
   Seconds ExpiresAt(const Entry& e, Seconds now) const;
 
   WaitQueueConfig config_;
-  std::vector<Entry> entries_;  // at most max_queued, in arrival order
-  std::uint64_t next_seq_ = 0;
+  std::vector<Entry> entries_;    // at most max_queued, in arrival order
   Seconds nonempty_since_s_ = 0;  // when the last push into an empty queue happened
 };
 
