@@ -20,10 +20,9 @@ bin=${1:-${SPILLWAY:-$here/../build/spillway}}
 duration=${DURATION:-10s}
 connections=${CONNECTIONS:-16}
 pin=${PIN:-1}
-die() {
-  echo "gateway_latency: $*" >&2
-  exit 1
-}
+bench_name=gateway_latency
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 command -v wrk >/dev/null || die "wrk not found (scripts/deps.sh bench)"
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$nginx" ] || die "nginx not found (scripts/deps.sh bench)"
@@ -33,17 +32,6 @@ if [ "$pin" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
   server_cpu=(taskset -c 0) client_cpu=(taskset -c 1)
 fi
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 up_port=$(free_port)
 proxy_port=$(free_port)
 body='{"id":"cmpl-1","object":"text_completion","created":0,"model":"fast","choices":[{"index":0,"text":" ok","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}'

@@ -21,25 +21,14 @@ bin=${1:-${SPILLWAY:-$here/../build/spillway}}
 rate=${RATE:-2000}
 duration_s=${DURATION_S:-3}
 step_s=${STEP_S:-0.15}
-die() {
-  echo "gateway_streams: $*" >&2
-  exit 1
-}
+bench_name=gateway_streams
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 [ -x "$bin" ] || die "no spillway binary at '$bin'"
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 need=$((rate * duration_s * 3 + 1000))
 [ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge "$need" ] ||
   die "open-file limit $(ulimit -n) is below the $need this load needs (ulimit -n)"
-
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 sed -e 's/^name: seed-a100-7b/name: slowstep/' -e 's/num_params: 6.74e9.*/num_params: 1e6/' \
   -e "s/step_overhead_s: 0.002.*/step_overhead_s: $step_s/" \
@@ -56,7 +45,6 @@ client:
   retry: {policy: none}
 YAML
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 serve_port=$(free_port)
 gw_port=$(free_port)
 "$bin" serve --port "$serve_port" --profile "$tmp/slowstep.yaml" --policy unbounded \

@@ -315,36 +315,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
       if (last_refusal.has_value()) {
         break;  // the retry found no other endpoint: pass the endpoint's refusal on
       }
-      const std::string reason(ToString(d.reason));
-      const api::ApiError e =
-          attempts > 0
-              ? server::ContractError(
-                    "upstream_unavailable",
-                    "The endpoint failed and no other endpoint of the pool could be tried.")
-          : d.reason == OverloadReason::kDraining
-              ? server::ContractError("draining",
-                                      "The gateway is shutting down; the request was not sent.")
-          : d.reason == OverloadReason::kQueueDeadlineExceeded
-              ? server::ContractError(
-                    reason, fmt::format("The request waited {:.0f} ms in the gateway's queue and "
-                                        "no endpoint of '{}' could start it within the TTFT "
-                                        "SLO. Retry after {:.0f} s.",
-                                        placement.waited_s * 1000, model, d.retry_after_s))
-          : d.verdict == Verdict::kShed
-              ? server::ContractError(
-                    reason,
-                    fmt::format("No endpoint of '{}' can start this request within the TTFT "
-                                "SLO{}. Retry after {:.0f} s.",
-                                model,
-                                config_.queue.max_wait_s > 0
-                                    ? ", and it cannot wait for one here (the wait queue is "
-                                      "full, or its prefill alone would miss the SLO)"
-                                    : "",
-                                d.retry_after_s))
-              : server::ContractError(
-                    reason, fmt::format("No endpoint of '{}' takes work (all down, ejected "
-                                        "or draining). Retry after {:.0f} s.",
-                                        model, d.retry_after_s));
+      const api::ApiError e = RefusalError(d, attempts > 0, model, placement.waited_s);
       finish(attempts > 0 ? metrics_.failed_total : metrics_.shed_total,
              static_cast<unsigned>(e.http_status), e.code, "gateway");
       co_await SendError(conn, e, api::ContractHeaders(e.code, d.retry_after_s));
@@ -442,6 +413,43 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
                   retry_s));
   finish(metrics_.failed_total, 503, "upstream_unavailable", "gateway");
   co_await SendError(conn, e, api::ContractHeaders("upstream_unavailable", retry_s));
+}
+
+api::ApiError GatewayHandler::RefusalError(const routing::RouteDecision& d, bool after_attempts,
+                                           const std::string& model, Seconds waited_s) const {
+  if (after_attempts) {
+    return server::ContractError(
+        "upstream_unavailable",
+        "The endpoint failed and no other endpoint of the pool could be tried.");
+  }
+  const std::string reason(ToString(d.reason));
+  switch (d.reason) {
+    case OverloadReason::kDraining:
+      return server::ContractError(reason,
+                                   "The gateway is shutting down; the request was not sent.");
+    case OverloadReason::kQueueDeadlineExceeded:
+      return server::ContractError(
+          reason, fmt::format("The request waited {:.0f} ms in the gateway's queue and no "
+                              "endpoint of '{}' could start it within the TTFT SLO. Retry after "
+                              "{:.0f} s.",
+                              waited_s * 1000, model, d.retry_after_s));
+    default:
+      break;
+  }
+  if (d.verdict == Verdict::kShed) {
+    const char* no_wait = config_.queue.max_wait_s > 0
+                              ? ", and it cannot wait for one here (the wait queue is full, or its "
+                                "prefill alone would miss the SLO)"
+                              : "";
+    return server::ContractError(
+        reason, fmt::format("No endpoint of '{}' can start this request within the TTFT SLO{}. "
+                            "Retry after {:.0f} s.",
+                            model, no_wait, d.retry_after_s));
+  }
+  return server::ContractError(
+      reason, fmt::format("No endpoint of '{}' takes work (all down, ejected or draining). Retry "
+                          "after {:.0f} s.",
+                          model, d.retry_after_s));
 }
 
 asio::awaitable<std::optional<routing::Pool::Placement>> GatewayHandler::WaitInQueue(

@@ -52,6 +52,11 @@ class GatewayHandler {
   boost::asio::awaitable<std::optional<routing::Pool::Placement>> WaitInQueue(
       net::HttpConnection& conn, EndpointPool& pool, routing::Ticket ticket,
       std::shared_ptr<Waiter> waiter, Seconds expires_s);
+  /// The gateway's own refusal for a decision that did not forward: the router's (429
+  /// queue_delay_exceeded, 503 no_endpoint), the wait queue's (429 queue_deadline_exceeded after
+  /// `waited_s`, 503 draining), or, `after_attempts`, 503 upstream_unavailable.
+  api::ApiError RefusalError(const routing::RouteDecision& d, bool after_attempts,
+                             const std::string& model, Seconds waited_s) const;
   boost::asio::awaitable<void> SendError(net::HttpConnection& conn, const api::ApiError& error,
                                          const net::Headers& headers = {});
   static AdmissionConfig DoorConfig(const GatewayConfig& config);

@@ -57,32 +57,27 @@ Pool::Placement Pool::Admit(Ticket ticket, const RouteRequest& request, Seconds 
   out.ticket = ticket;
   const Seconds slo_s = request.ttft_slo_s.value_or(router_.config().ttft_slo_s);
   const bool may_wait = queue_.enabled() && FitsAlone(request, slo_s);
-  if (may_wait && queue_.AnyAsUrgent(request.priority, now)) {
-    if (queue_.Push(ticket, request, slo_s, now)) {
-      out.kind = Placement::Kind::kQueued;
-      out.expires_s = now + std::min(queue_.config().max_wait_s, slo_s);
-      return out;
-    }
-    out.pick.decision.verdict = Verdict::kShed;  // full, and others go first
-    out.pick.decision.reason = OverloadReason::kQueueDelayExceeded;
-    out.pick.decision.retry_after_s = DrainTime(now);
-    return out;
+  const bool behind_others = may_wait && queue_.AnyAsUrgent(request.priority, now);
+  if (!behind_others) {
+    out.pick = Route(request, now);
   }
-  out.pick = Route(request, now);
-  if (out.pick.decision.verdict == Verdict::kShed && may_wait &&
-      queue_.Push(ticket, request, slo_s, now)) {
-    out.kind = Placement::Kind::kQueued;
-    out.pick = {};
-    out.expires_s = now + std::min(queue_.config().max_wait_s, slo_s);
+  if (behind_others || (may_wait && out.pick.decision.verdict == Verdict::kShed)) {
+    if (const std::optional<Seconds> expires_s = queue_.Push(ticket, request, slo_s, now)) {
+      out.kind = Placement::Kind::kQueued;
+      out.pick = {};
+      out.expires_s = *expires_s;
+    } else if (behind_others) {  // full, and others go first
+      out.pick.decision.verdict = Verdict::kShed;
+      out.pick.decision.reason = OverloadReason::kQueueDelayExceeded;
+      out.pick.decision.retry_after_s = DrainTime(now);
+    }
   }
   return out;
 }
 
 std::optional<Pool::Placement> Pool::DispatchNext(Seconds now) {
   if (const WaitQueue::Entry* e = queue_.Expired(now)) {
-    const WaitQueue::Entry gone = *queue_.Remove(e->ticket);
-    return Placement{Placement::Kind::kExpired, gone.ticket,    ExpiredPick(now),
-                     now - gone.enqueued_s,     gone.expires_s, gone.request};
+    return Left(Placement::Kind::kExpired, *queue_.Remove(e->ticket), ExpiredPick(now), now);
   }
   const WaitQueue::Entry* next = queue_.Next(now);
   if (next == nullptr) {
@@ -94,9 +89,7 @@ std::optional<Pool::Placement> Pool::DispatchNext(Seconds now) {
   if (pick.decision.verdict == Verdict::kShed) {
     return std::nullopt;  // keeps waiting (until a slot frees or its TTL passes)
   }
-  const WaitQueue::Entry left = *queue_.Remove(next->ticket);
-  return Placement{Placement::Kind::kRouted, left.ticket,    pick,
-                   now - left.enqueued_s,    left.expires_s, left.request};
+  return Left(Placement::Kind::kRouted, *queue_.Remove(next->ticket), pick, now);
 }
 
 std::optional<Pool::Placement> Pool::ExpireWaiting(Ticket ticket, Seconds now) {
@@ -104,22 +97,25 @@ std::optional<Pool::Placement> Pool::ExpireWaiting(Ticket ticket, Seconds now) {
   if (!gone.has_value()) {
     return std::nullopt;
   }
-  return Placement{Placement::Kind::kExpired, ticket,          ExpiredPick(now),
-                   now - gone->enqueued_s,    gone->expires_s, gone->request};
+  return Left(Placement::Kind::kExpired, *gone, ExpiredPick(now), now);
 }
 
 std::vector<Pool::Placement> Pool::DrainWaiting(Seconds now) {
+  Pick draining;
+  draining.decision.verdict = Verdict::kHardLimit;
+  draining.decision.reason = OverloadReason::kDraining;
+  draining.decision.retry_after_s = 1;
   std::vector<Placement> out;
   while (const WaitQueue::Entry* next = queue_.Next(now)) {
-    const WaitQueue::Entry gone = *queue_.Remove(next->ticket);
-    Placement p{Placement::Kind::kRouted, gone.ticket,    {},
-                now - gone.enqueued_s,    gone.expires_s, gone.request};
-    p.pick.decision.verdict = Verdict::kHardLimit;
-    p.pick.decision.reason = OverloadReason::kDraining;
-    p.pick.decision.retry_after_s = 1;
-    out.push_back(std::move(p));
+    out.push_back(Left(Placement::Kind::kRouted, *queue_.Remove(next->ticket), draining, now));
   }
   return out;
+}
+
+Pool::Placement Pool::Left(Placement::Kind kind, const WaitQueue::Entry& entry, const Pick& pick,
+                           Seconds now) {
+  return Placement{kind,         entry.ticket, pick, now - entry.enqueued_s, entry.expires_s,
+                   entry.request};
 }
 
 bool Pool::FitsAlone(const RouteRequest& request, Seconds slo_s) const {

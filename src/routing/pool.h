@@ -140,6 +140,9 @@ class Pool {
   bool FitsAlone(const RouteRequest& request, Seconds slo_s) const;
   /// 429 queue_deadline_exceeded, Retry-After the pool's drain time.
   Pick ExpiredPick(Seconds now) const;
+  /// How `entry`, just removed from the queue, left it at `now`.
+  static Placement Left(Placement::Kind kind, const WaitQueue::Entry& entry, const Pick& pick,
+                        Seconds now);
 
   Router router_;
   std::vector<EndpointState> endpoints_;

@@ -35,7 +35,6 @@ class PredictionErrors {
   void Add(Seconds error_s);
   /// The margin the router subtracts from the TTFT SLO, seconds (>= 0).
   Seconds margin_s() const { return margin_s_; }
-  std::size_t samples() const { return count_; }
 
  private:
   void Recompute();

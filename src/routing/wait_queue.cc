@@ -5,16 +5,17 @@
 
 namespace spillway::routing {
 
-bool WaitQueue::Push(Ticket ticket, const RouteRequest& request, Seconds slo_s, Seconds now) {
+std::optional<Seconds> WaitQueue::Push(Ticket ticket, const RouteRequest& request, Seconds slo_s,
+                                       Seconds now) {
   if (!enabled() || entries_.size() >= static_cast<std::size_t>(config_.max_queued)) {
-    return false;
+    return std::nullopt;
   }
-  const Seconds ttl_s = std::min(config_.max_wait_s, slo_s);
   if (entries_.empty()) {
     nonempty_since_s_ = now;
   }
-  entries_.push_back(Entry{ticket, request, now, now + ttl_s, slo_s});
-  return true;
+  const Seconds expires_s = now + std::min(config_.max_wait_s, slo_s);
+  entries_.push_back(Entry{ticket, request, now, expires_s, slo_s});
+  return expires_s;
 }
 
 std::optional<WaitQueue::Entry> WaitQueue::Remove(Ticket ticket) {

@@ -61,9 +61,10 @@ class WaitQueue {
   std::size_t size() const { return entries_.size(); }
   const WaitQueueConfig& config() const { return config_; }
 
-  /// Adds a request with TTFT SLO `slo_s` at `now`; false (nothing added) when the queue is off
-  /// or full.
-  bool Push(Ticket ticket, const RouteRequest& request, Seconds slo_s, Seconds now);
+  /// Adds a request with TTFT SLO `slo_s` at `now` and returns when its wait ends at the
+  /// latest (its TTL); nullopt (nothing added) when the queue is off or full.
+  std::optional<Seconds> Push(Ticket ticket, const RouteRequest& request, Seconds slo_s,
+                              Seconds now);
   /// Removes `ticket` (its client left); nullopt when it is not waiting.
   std::optional<Entry> Remove(Ticket ticket);
   /// The entry to serve next at `now` (most urgent effective class, then arrival); null when

@@ -1,0 +1,21 @@
+# Shared by the gateway benchmark scripts (sourced, not run): die, a scratch directory `tmp`
+# and the background processes `pids`, both cleaned up on exit, and free_port.
+# The sourcing script sets `bench_name` first (the prefix of its error messages).
+
+die() {
+  echo "${bench_name}: $*" >&2
+  exit 1
+}
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A TCP port free on loopback now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
