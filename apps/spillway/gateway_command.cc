@@ -98,7 +98,9 @@ void AddFlags(CLI::App* cmd, GatewayArgs* a) {
       "prediction errors (0: off) [default: 0.95]");
 }
 
-int RunGateway(GatewayArgs& a) {
+/// The config file (if any) with the flags applied over it, validated. Throws
+/// config::ConfigError.
+gateway::GatewayConfig MergedConfig(const GatewayArgs& a) {
   gateway::GatewayConfig config = gateway::LoadGatewayConfig(a.config_path);
   for (const auto& apply : a.apply) {
     apply(config);
@@ -122,7 +124,12 @@ int RunGateway(GatewayArgs& a) {
   }
   gateway::ValidateGatewayConfig(config,
                                  a.config_path.empty() ? "flags" : a.config_path + " + flags");
-  gateway::Gateway gw(std::move(config));
+  return config;
+}
+
+int RunGateway(const std::shared_ptr<GatewayArgs>& a) {
+  // SIGHUP reads the file again and applies the same flags over it.
+  gateway::Gateway gw(MergedConfig(*a), [a] { return MergedConfig(*a); });
   return gw.Run();
 }
 
@@ -139,7 +146,7 @@ void AddGatewayCommand(CLI::App& app, int* exit_code) {
   AddFlags(cmd, args.get());
   cmd->callback([args, exit_code] {
     try {
-      *exit_code = RunGateway(*args);
+      *exit_code = RunGateway(args);
     } catch (const config::ConfigError& e) {
       std::cerr << "spillway gateway: " << e.what() << "\n";
       *exit_code = 2;

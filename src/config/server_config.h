@@ -23,6 +23,8 @@ struct ApiKey {
   double rate_rps = 0;  ///< 0 = no rate limit
   double burst = 1;
   std::int32_t max_priority = 0;  ///< the most urgent class allowed (0 = highest)
+
+  bool operator==(const ApiKey&) const = default;
 };
 
 struct ServerConfig {

@@ -1,5 +1,6 @@
 #include "gateway/endpoint_pool.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "core/check.h"
@@ -7,11 +8,15 @@
 namespace spillway::gateway {
 namespace {
 
+routing::EndpointState StateOf(const Upstream& u) {
+  const bool exports = !u.kind.has_value() || routing::ExportsMetrics(*u.kind);
+  return {u.url, exports, routing::EndpointPriors{}};
+}
+
 std::vector<routing::EndpointState> StatesOf(const std::vector<Upstream>& upstreams) {
   std::vector<routing::EndpointState> states;
   for (const Upstream& u : upstreams) {
-    const bool exports = !u.kind.has_value() || routing::ExportsMetrics(*u.kind);
-    states.emplace_back(u.url, exports, routing::EndpointPriors{});
+    states.push_back(StateOf(u));
   }
   return states;
 }
@@ -20,12 +25,78 @@ std::vector<routing::EndpointState> StatesOf(const std::vector<Upstream>& upstre
 
 EndpointPool::EndpointPool(std::string model, std::vector<Upstream> upstreams,
                            const GatewayConfig& config)
-    : model_(std::move(model)),
-      upstreams_(std::move(upstreams)),
-      pool_(StatesOf(upstreams_), config.PoolSettings()) {
-  for (const Upstream& u : upstreams_) {
+    : model_(std::move(model)), pool_(StatesOf(upstreams), config.PoolSettings()) {
+  for (Upstream& u : upstreams) {
     kinds_.push_back(u.kind);
+    generations_.push_back(1);
+    upstreams_.push_back(std::make_shared<const Upstream>(std::move(u)));
   }
+}
+
+std::size_t EndpointPool::size() const {
+  const std::lock_guard lock(mu_);
+  return upstreams_.size();
+}
+
+std::shared_ptr<const Upstream> EndpointPool::upstream(std::size_t i) const {
+  const std::lock_guard lock(mu_);
+  return upstreams_[i];
+}
+
+EndpointPool::Changes EndpointPool::Update(std::vector<Upstream> wanted,
+                                           const GatewayConfig& config, Seconds now) {
+  const std::lock_guard lock(mu_);
+  Changes changes;
+  pool_.Reconfigure(config.PoolSettings());
+  for (std::size_t i = 0; i < upstreams_.size(); ++i) {
+    const bool kept = std::any_of(wanted.begin(), wanted.end(),
+                                  [&](const Upstream& u) { return u.url == upstreams_[i]->url; });
+    if (!kept && !pool_.removed(i)) {
+      pool_.SetRemoved(i, true, now);
+      ++generations_[i];  // its loops end
+      ++changes.removed;
+    }
+  }
+  for (Upstream& u : wanted) {
+    const auto at = std::find_if(upstreams_.begin(), upstreams_.end(),
+                                 [&](const auto& have) { return have->url == u.url; });
+    if (at == upstreams_.end()) {
+      changes.started.push_back({pool_.AddEndpoint(StateOf(u)), 1});
+      kinds_.push_back(u.kind);
+      generations_.push_back(1);
+      upstreams_.push_back(std::make_shared<const Upstream>(std::move(u)));
+      continue;
+    }
+    const auto i = static_cast<std::size_t>(at - upstreams_.begin());
+    if (pool_.removed(i)) {  // added back: a fresh address and kind, a clean health record
+      pool_.SetRemoved(i, false, now);
+      kinds_[i] = u.kind;
+      ++generations_[i];
+      upstreams_[i] = std::make_shared<const Upstream>(std::move(u));
+      changes.started.push_back({i, generations_[i]});
+    }
+  }
+  DispatchLocked(now);
+  return changes;
+}
+
+std::uint64_t EndpointPool::generation(std::size_t i) const {
+  const std::lock_guard lock(mu_);
+  return generations_[i];
+}
+
+bool EndpointPool::Watched(std::size_t i, std::uint64_t generation) const {
+  const std::lock_guard lock(mu_);
+  return generations_[i] == generation && !pool_.removed(i);
+}
+
+std::size_t EndpointPool::active() const {
+  const std::lock_guard lock(mu_);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    n += pool_.removed(i) ? 0 : 1;
+  }
+  return n;
 }
 
 void EndpointPool::OnReceived(Seconds now) {
@@ -181,8 +252,11 @@ std::vector<EndpointView> EndpointPool::View(Seconds now) const {
   std::vector<EndpointView> out;
   for (std::size_t i = 0; i < pool_.size(); ++i) {
     const routing::EndpointState& s = pool_.endpoint(i);
+    if (pool_.removed(i) && s.in_flight() == 0) {
+      continue;  // gone from the pool and from /metrics
+    }
     EndpointView v;
-    v.url = upstreams_[i].url;
+    v.url = upstreams_[i]->url;
     v.health = pool_.HealthAt(i, now);
     v.metrics_age_s = s.MetricsAge(now);
     v.stale = pool_.Stale(i, now);

@@ -4,6 +4,10 @@
 // drives too) behind a mutex, fed by the request sessions, the scrapers and the probes of every
 // I/O thread, plus where each endpoint is and what kind of engine it runs. Every call is short
 // (no I/O under the lock). Times are SteadyClock seconds.
+//
+// A config reload (Update) adds endpoints and removes others: an endpoint keeps its index for
+// the pool's life; one removed gets no new work, its in-flight requests finish, and its scrape
+// and probe loops end (Watched); one added back takes its old index again.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -25,7 +29,7 @@
 
 namespace spillway::gateway {
 
-/// Where an endpoint is and what it is; fixed once the pool is built (the kind may be learned
+/// Where an endpoint is and what it is; fixed while it is in the pool (the kind may be learned
 /// at the first scrape: EndpointPool::Kind).
 struct Upstream {
   std::string url;
@@ -60,8 +64,31 @@ class EndpointPool {
   EndpointPool(std::string model, std::vector<Upstream> upstreams, const GatewayConfig& config);
 
   const std::string& model() const { return model_; }
-  std::size_t size() const { return upstreams_.size(); }
-  const Upstream& upstream(std::size_t i) const { return upstreams_[i]; }
+  /// Endpoints ever in the pool, removed ones included (their indexes stay).
+  std::size_t size() const;
+  /// Where endpoint `i` is (kept alive by the caller across a reload that replaces it).
+  std::shared_ptr<const Upstream> upstream(std::size_t i) const;
+
+  /// A config reload: the pool's endpoints become `wanted` (by URL) and its settings
+  /// `config`'s. Endpoints not wanted are removed (no new work; in-flight requests finish);
+  /// new ones are added; ones removed before and wanted again come back (with their new
+  /// address). Those waiting are routed again (503 no_endpoint once no endpoint is left).
+  /// Returns the endpoints whose scrape and probe loops must start.
+  struct Started {
+    std::size_t endpoint = 0;
+    std::uint64_t generation = 0;
+  };
+  struct Changes {
+    std::vector<Started> started;  ///< added, or added back
+    std::size_t removed = 0;
+  };
+  Changes Update(std::vector<Upstream> wanted, const GatewayConfig& config, Seconds now);
+  /// The generation of endpoint `i`: a scrape or probe loop started for it lives while
+  /// Watched(i, generation) (it is in the pool and was not removed and added back since).
+  std::uint64_t generation(std::size_t i) const;
+  bool Watched(std::size_t i, std::uint64_t generation) const;
+  /// Endpoints in the pool (not removed).
+  std::size_t active() const;
 
   // The routing core's calls (routing/pool.h), under the lock. Each call that may free a slot
   // (an attempt's end, a scrape, a probe, a health change, an arrival that queued) then lets
@@ -99,6 +126,7 @@ class EndpointPool {
   bool OnScrape(std::size_t i, const metrics::Exposition& exposition, Seconds now);
   std::optional<routing::EngineKind> Kind(std::size_t i) const;
 
+  /// Every endpoint in the pool, and those removed while requests to them are in flight.
   std::vector<EndpointView> View(Seconds now) const;
 
  private:
@@ -108,10 +136,11 @@ class EndpointPool {
   void WakeLocked(routing::Pool::Placement p);
 
   std::string model_;
-  std::vector<Upstream> upstreams_;
   mutable std::mutex mu_;
+  std::vector<std::shared_ptr<const Upstream>> upstreams_;
   routing::Pool pool_;
   std::vector<std::optional<routing::EngineKind>> kinds_;
+  std::vector<std::uint64_t> generations_;
   std::map<routing::Ticket, std::shared_ptr<Waiter>> waiters_;  // those in the wait queue
 };
 

@@ -28,17 +28,24 @@ asio::awaitable<void> SleepUntil(const net::SteadyClock& clock, Seconds t) {
 
 }  // namespace
 
-asio::awaitable<void> ScrapeLoop(EndpointPool& pool, std::size_t i, WatchContext c) {
-  const Upstream& up = pool.upstream(i);
+asio::awaitable<void> ScrapeLoop(std::shared_ptr<EndpointPool> pool_ptr, std::size_t i,
+                                 std::uint64_t generation, WatchContext c) {
+  EndpointPool& pool = *pool_ptr;
+  const std::shared_ptr<const Upstream> upstream = pool.upstream(i);
+  const Upstream& up = *upstream;
   if (up.kind == routing::EngineKind::kOpenai) {
     co_return;
   }
   const net::SteadyClock& clock = *c.clock;
   Seconds next = clock.Now();
   std::optional<bool> was_ok;  // logged on each change
-  while (!c.stop->load()) {
-    const net::GetResult r =
-        co_await net::HttpGet(up.addresses, up.target, "/metrics", "", c.config->scrape_timeout_s);
+  while (!c.stop->load() && pool.Watched(i, generation)) {
+    const std::shared_ptr<const GatewayState> state = c.state->Get();
+    const net::GetResult r = co_await net::HttpGet(up.addresses, up.target, "/metrics", "",
+                                                   state->config->scrape_timeout_s);
+    if (!pool.Watched(i, generation)) {
+      break;  // removed while it was asked
+    }
     const bool ok =
         r.status == 200 && pool.OnScrape(i, metrics::ParseExposition(r.body), clock.Now());
     c.metrics->scrapes_total->With({pool.model(), up.url, ok ? "ok" : "error"}).Inc();
@@ -55,19 +62,22 @@ asio::awaitable<void> ScrapeLoop(EndpointPool& pool, std::size_t i, WatchContext
                 << "\n";
       was_ok = ok;
     }
-    next = std::max(next + c.config->scrape_interval_s, clock.Now());
+    next = std::max(next + state->config->scrape_interval_s, clock.Now());
     co_await SleepUntil(clock, next);
   }
 }
 
-asio::awaitable<void> ProbeLoop(EndpointPool& pool, std::size_t i, WatchContext c) {
-  const Upstream& up = pool.upstream(i);
+asio::awaitable<void> ProbeLoop(std::shared_ptr<EndpointPool> pool_ptr, std::size_t i,
+                                std::uint64_t generation, WatchContext c) {
+  EndpointPool& pool = *pool_ptr;
+  const std::shared_ptr<const Upstream> upstream = pool.upstream(i);
+  const Upstream& up = *upstream;
   if (up.kind == routing::EngineKind::kOpenai) {
     co_return;
   }
   const net::SteadyClock& clock = *c.clock;
   std::optional<routing::ProbeResult> last;  // logged on each change
-  while (!c.stop->load()) {
+  while (!c.stop->load() && pool.Watched(i, generation)) {
     // The kind may be learned at the first scrape; until then /health (every kind has it).
     const bool spillway = pool.Kind(i) == routing::EngineKind::kSpillway;
     const net::GetResult r = co_await net::HttpGet(
@@ -75,6 +85,9 @@ asio::awaitable<void> ProbeLoop(EndpointPool& pool, std::size_t i, WatchContext 
     const routing::ProbeResult result = r.status == 0     ? routing::ProbeResult::kUnreachable
                                         : r.status == 503 ? routing::ProbeResult::kNotReady
                                                           : routing::ProbeResult::kReady;
+    if (!pool.Watched(i, generation)) {
+      break;  // removed while it was asked
+    }
     pool.OnProbe(i, result, clock.Now());
     if (last != result) {
       std::cerr << "spillway gateway: " << up.url << ": "
@@ -84,7 +97,7 @@ asio::awaitable<void> ProbeLoop(EndpointPool& pool, std::size_t i, WatchContext 
                 << "\n";
       last = result;
     }
-    co_await SleepUntil(clock, clock.Now() + c.config->probe_interval_s);
+    co_await SleepUntil(clock, clock.Now() + c.state->Get()->config->probe_interval_s);
   }
 }
 

@@ -4,7 +4,8 @@
 // active health probe every probe interval (spillway's /ready, every other kind's /health:
 // 200 ready, 503 not ready, no answer unreachable; any other status counts as alive). Hosted
 // APIs without metrics (kind openai) get neither: they are known from the replies alone.
-// Both loops end when `stop` is set.
+// Both loops end when `stop` is set or the endpoint leaves the pool (a config reload removed
+// it: EndpointPool::Watched), and read the scrape and probe intervals of the current config.
 
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
@@ -12,20 +13,22 @@
 #include "gateway/endpoint_pool.h"
 #include "gateway/gateway_config.h"
 #include "gateway/gateway_metrics.h"
+#include "gateway/live_state.h"
 #include "net/clock.h"
 
 namespace spillway::gateway {
 
 struct WatchContext {
-  const GatewayConfig* config = nullptr;
+  const LiveState* state = nullptr;
   GatewayMetrics* metrics = nullptr;
   const net::SteadyClock* clock = nullptr;
   const std::atomic<bool>* stop = nullptr;
 };
 
-boost::asio::awaitable<void> ScrapeLoop(EndpointPool& pool, std::size_t endpoint,
-                                        WatchContext context);
-boost::asio::awaitable<void> ProbeLoop(EndpointPool& pool, std::size_t endpoint,
-                                       WatchContext context);
+/// The loops of `endpoint` of `pool` at `generation` (EndpointPool::Watched).
+boost::asio::awaitable<void> ScrapeLoop(std::shared_ptr<EndpointPool> pool, std::size_t endpoint,
+                                        std::uint64_t generation, WatchContext context);
+boost::asio::awaitable<void> ProbeLoop(std::shared_ptr<EndpointPool> pool, std::size_t endpoint,
+                                       std::uint64_t generation, WatchContext context);
 
 }  // namespace spillway::gateway

@@ -10,13 +10,17 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <condition_variable>
 #include <iostream>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "api/overload_contract.h"
 #include "api/responses.h"
 #include "gateway/endpoint_watch.h"
 #include "gateway/gateway_handler.h"
+#include "gateway/live_state.h"
 #include "net/http_get.h"
 #include "net/http_server.h"
 #include "net/io_threads.h"
@@ -85,43 +89,227 @@ std::string DiscoverModel(const Upstream& up) {
   return *id;
 }
 
+/// Every endpoint of `config`, resolved, by model in the config's order. An endpoint of a pool
+/// without a model name serves the model `known` says it serves (an endpoint already in a pool),
+/// else the one its GET /v1/models reports. Throws std::runtime_error naming the endpoint
+/// that cannot be resolved or asked.
+std::vector<std::pair<std::string, std::vector<Upstream>>> WantedPools(
+    const GatewayConfig& config, const std::map<std::string, std::string>& known) {
+  asio::io_context ioc;
+  std::vector<std::pair<std::string, std::vector<Upstream>>> out;
+  for (const PoolConfig& p : config.pools) {
+    for (const UpstreamConfig& u : p.endpoints) {
+      Upstream up = Resolved(ioc, u);
+      std::string model = p.model;
+      if (model.empty()) {
+        const auto it = known.find(up.url);
+        model = it != known.end() ? it->second : DiscoverModel(up);
+      } else if (known.count(up.url) == 0) {
+        CheckModel(up, p.model);
+      }
+      auto at =
+          std::find_if(out.begin(), out.end(), [&](const auto& m) { return m.first == model; });
+      if (at == out.end()) {
+        at = out.insert(out.end(), {model, {}});
+      }
+      at->second.push_back(std::move(up));
+    }
+  }
+  return out;
+}
+
+/// Says so on stderr when a reload changes a listener key (it needs a restart), and keeps the
+/// running value in `next`.
+void KeepListener(const GatewayConfig& running, GatewayConfig* next) {
+  std::vector<std::string> changed;
+  auto keep = [&](auto GatewayConfig::*field, const char* key) {
+    if (next->*field != running.*field) {
+      changed.emplace_back(key);
+      next->*field = running.*field;
+    }
+  };
+  keep(&GatewayConfig::host, "listen.host");
+  keep(&GatewayConfig::port, "listen.port");
+  keep(&GatewayConfig::threads, "listen.threads");
+  keep(&GatewayConfig::max_connections, "listen.max_connections");
+  keep(&GatewayConfig::max_body_bytes, "listen.max_body_bytes");
+  if (!changed.empty()) {
+    std::cerr << fmt::format(
+        "spillway gateway: reload: {} changed: takes a restart; kept the running value\n",
+        fmt::join(changed, ", "));
+  }
+}
+
 }  // namespace
 
 struct Gateway::Impl {
-  GatewayConfig config;
+  GatewayConfig config;  // as started; the running config is state's
+  std::function<GatewayConfig()> reload_config;
   asio::io_context ioc;
   net::SteadyClock clock;
   GatewayMetrics metrics;
   std::atomic<bool> draining{false};
   std::atomic<bool> stop{false};
-  std::vector<std::unique_ptr<EndpointPool>> pools;
+  LiveState state;
   std::unique_ptr<GatewayHandler> handler;
   std::unique_ptr<net::HttpServer> http;
   std::function<void(std::uint16_t)> on_listening;
+  // Reloads run one at a time on a thread of their own (discovery blocks), asked by SIGHUP.
+  std::thread reloader;
+  std::mutex reload_mu;
+  std::condition_variable reload_cv;
+  bool reload_pending = false;  // guarded by reload_mu
+  bool reloader_stop = false;   // guarded by reload_mu
 
   explicit Impl(GatewayConfig c) : config(std::move(c)) {}
 
-  /// One pool per model: named pools as given, the endpoints of unnamed ones by the model
-  /// they report.
-  void BuildPools() {
-    std::map<std::string, std::vector<Upstream>> by_model;
-    std::vector<std::string> order;
-    for (const PoolConfig& p : config.pools) {
-      for (const UpstreamConfig& u : p.endpoints) {
-        Upstream up = Resolved(ioc, u);
-        const std::string model = p.model.empty() ? DiscoverModel(up) : p.model;
-        if (!p.model.empty()) {
-          CheckModel(up, p.model);
-        }
-        if (by_model.count(model) == 0) {
-          order.push_back(model);
-        }
-        by_model[model].push_back(std::move(up));
+  WatchContext Watch() { return {&state, &metrics, &clock, &stop}; }
+
+  /// Starts the scrape and probe loops of `pool`'s endpoint `i` at `generation`.
+  void StartWatching(const std::shared_ptr<EndpointPool>& pool, std::size_t i,
+                     std::uint64_t generation) {
+    // Each loop on a strand of its own: its HTTP client's timer and socket handlers must not
+    // run on two I/O threads at once (Beast's streams are not thread-safe).
+    asio::co_spawn(asio::make_strand(ioc), ScrapeLoop(pool, i, generation, Watch()),
+                   asio::detached);
+    asio::co_spawn(asio::make_strand(ioc), ProbeLoop(pool, i, generation, Watch()), asio::detached);
+  }
+
+  /// The first state: one pool per model, every endpoint watched.
+  void Start() {
+    auto cfg = std::make_shared<const GatewayConfig>(config);
+    auto first = std::make_shared<GatewayState>();
+    first->config = cfg;
+    for (auto& [model, upstreams] : WantedPools(*cfg, {})) {
+      first->pools.push_back(std::make_shared<EndpointPool>(model, std::move(upstreams), *cfg));
+    }
+    state.Set(first);
+  }
+
+  void WatchAll() {
+    for (const auto& pool : state.Get()->pools) {
+      for (std::size_t i = 0; i < pool->size(); ++i) {
+        StartWatching(pool, i, pool->generation(i));
       }
     }
-    for (const std::string& model : order) {
-      pools.push_back(std::make_unique<EndpointPool>(model, std::move(by_model[model]), config));
+  }
+
+  /// SIGHUP: reads the config again (reload_config) and applies it to the running gateway:
+  /// pools and endpoints added and removed (removed ones drain), every other setting for the
+  /// requests that arrive from now on; the listener's keys need a restart. A config that does
+  /// not load, validate or resolve changes nothing (logged; config_reloads_total{result=
+  /// "error"}).
+  void Reload() {
+    const std::shared_ptr<const GatewayState> before = state.Get();
+    std::map<std::string, std::string> known;  // url -> model, of the endpoints in a pool
+    for (const auto& pool : before->pools) {
+      for (std::size_t i = 0; i < pool->size(); ++i) {
+        if (pool->Watched(i, pool->generation(i))) {
+          known[pool->upstream(i)->url] = pool->model();
+        }
+      }
     }
+    GatewayConfig loaded;
+    std::vector<std::pair<std::string, std::vector<Upstream>>> wanted;
+    try {
+      loaded = reload_config();
+      KeepListener(*before->config, &loaded);
+      wanted = WantedPools(loaded, known);
+    } catch (const std::exception& e) {
+      std::cerr << "spillway gateway: reload failed, still running on the config before: "
+                << e.what() << "\n";
+      metrics.config_reloads_total->With({"error"}).Inc();
+      metrics.config_last_reload_successful->Set(0);
+      return;
+    }
+    auto cfg = std::make_shared<const GatewayConfig>(std::move(loaded));
+    auto next = std::make_shared<GatewayState>();
+    next->config = cfg;
+    const Seconds now = clock.Now();
+    std::string summary;
+    for (auto& [model, upstreams] : wanted) {
+      const auto it = std::find_if(before->pools.begin(), before->pools.end(),
+                                   [&](const auto& p) { return p->model() == model; });
+      std::shared_ptr<EndpointPool> pool;
+      EndpointPool::Changes changes;
+      if (it != before->pools.end()) {
+        pool = *it;
+        changes = pool->Update(std::move(upstreams), *cfg, now);
+      } else {
+        pool = std::make_shared<EndpointPool>(model, std::move(upstreams), *cfg);
+        for (std::size_t i = 0; i < pool->size(); ++i) {
+          changes.started.push_back({i, pool->generation(i)});
+        }
+      }
+      for (const EndpointPool::Started& s : changes.started) {
+        StartWatching(pool, s.endpoint, s.generation);
+      }
+      summary +=
+          fmt::format("{}'{}' ({} endpoints, {} added, {} removed)", summary.empty() ? "" : ", ",
+                      model, pool->active(), changes.started.size(), changes.removed);
+      next->pools.push_back(std::move(pool));
+    }
+    handler->OnReload(*before->config, *cfg);
+    state.Set(next);
+    for (const auto& pool : before->pools) {  // models no longer served: their endpoints drain
+      if (std::find(next->pools.begin(), next->pools.end(), pool) == next->pools.end()) {
+        pool->Update({}, *cfg, now);
+        summary += fmt::format(", '{}' removed", pool->model());
+      }
+    }
+    metrics.config_reloads_total->With({"ok"}).Inc();
+    metrics.config_last_reload_successful->Set(1);
+    std::cerr << fmt::format(
+        "spillway gateway: reloaded (router {}, staleness {}, TTFT SLO {:g} s, pools: {})\n",
+        routing::ToString(cfg->router.policy), routing::ToString(cfg->router.staleness),
+        cfg->router.ttft_slo_s, summary);
+  }
+
+  void RunReloader() {
+    for (;;) {
+      {
+        std::unique_lock lock(reload_mu);
+        reload_cv.wait(lock, [&] { return reload_pending || reloader_stop; });
+        if (reloader_stop) {
+          return;
+        }
+        reload_pending = false;
+      }
+      Reload();
+    }
+  }
+
+  void AskReload() {
+    if (draining.load()) {
+      std::cerr << "spillway gateway: SIGHUP while draining: no reload\n";
+      return;
+    }
+    {
+      const std::lock_guard lock(reload_mu);
+      reload_pending = true;
+    }
+    reload_cv.notify_one();
+  }
+
+  void StopReloader() {
+    {
+      const std::lock_guard lock(reload_mu);
+      reloader_stop = true;
+    }
+    reload_cv.notify_one();
+    if (reloader.joinable()) {
+      reloader.join();
+    }
+  }
+
+  /// Waits for the next SIGHUP (again after each one).
+  void WaitForHangup(asio::signal_set& hangup) {
+    hangup.async_wait([this, &hangup](const boost::system::error_code& ec, int) {
+      if (!ec) {
+        AskReload();
+        WaitForHangup(hangup);
+      }
+    });
   }
 
   void BeginDrain() {
@@ -129,7 +317,7 @@ struct Gateway::Impl {
       return;
     }
     metrics.draining->Set(1);
-    for (const auto& pool : pools) {
+    for (const auto& pool : state.Get()->pools) {
       pool->DrainWaiting(clock.Now());  // never sent: 503 draining now, so they go elsewhere
     }
     std::cerr << "spillway gateway: draining (in flight: " << handler->in_flight() << ")\n";
@@ -138,7 +326,7 @@ struct Gateway::Impl {
 
   asio::awaitable<void> WaitDrained() {
     asio::steady_timer timer(ioc);
-    const Seconds give_up = clock.Now() + config.drain_timeout_s;
+    const Seconds give_up = clock.Now() + state.Get()->config->drain_timeout_s;
     while (handler->in_flight() > 0 && clock.Now() < give_up) {
       timer.expires_after(std::chrono::milliseconds(20));
       co_await timer.async_wait(asio::use_awaitable);
@@ -160,10 +348,12 @@ struct Gateway::Impl {
   }
 };
 
-Gateway::Gateway(GatewayConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {
+Gateway::Gateway(GatewayConfig config, std::function<GatewayConfig()> reload)
+    : impl_(std::make_unique<Impl>(std::move(config))) {
   ValidateGatewayConfig(impl_->config, "gateway config");
+  impl_->reload_config = std::move(reload);
 }
-Gateway::~Gateway() = default;
+Gateway::~Gateway() { impl_->StopReloader(); }
 
 void Gateway::OnListening(std::function<void(std::uint16_t)> callback) {
   impl_->on_listening = std::move(callback);
@@ -171,8 +361,8 @@ void Gateway::OnListening(std::function<void(std::uint16_t)> callback) {
 
 int Gateway::Run() {
   Impl& m = *impl_;
-  m.BuildPools();
-  m.handler = std::make_unique<GatewayHandler>(m.config, m.pools, m.metrics, m.clock, m.draining);
+  m.Start();
+  m.handler = std::make_unique<GatewayHandler>(m.state, m.metrics, m.clock, m.draining);
   net::HttpServerOptions http;
   http.host = m.config.host;
   http.port = m.config.port;
@@ -186,23 +376,21 @@ int Gateway::Run() {
       m.ioc, server::WithApiListenerReplies(http),
       [handler](net::HttpConnection& conn) { return (*handler)(conn); });
   m.http->Start();
-  const WatchContext watch{&m.config, &m.metrics, &m.clock, &m.stop};
-  for (const auto& pool : m.pools) {
-    for (std::size_t i = 0; i < pool->size(); ++i) {
-      // Each loop on a strand of its own: its HTTP client's timer and socket handlers must not
-      // run on two I/O threads at once (Beast's streams are not thread-safe).
-      asio::co_spawn(asio::make_strand(m.ioc), ScrapeLoop(*pool, i, watch), asio::detached);
-      asio::co_spawn(asio::make_strand(m.ioc), ProbeLoop(*pool, i, watch), asio::detached);
-    }
-  }
+  m.WatchAll();
   asio::signal_set signals(m.ioc, SIGTERM, SIGINT);
   signals.async_wait([&m](const boost::system::error_code& ec, int) {
     if (!ec) {
       m.BeginDrain();
     }
   });
+  asio::signal_set hangup(m.ioc);
+  if (m.reload_config) {
+    hangup.add(SIGHUP);
+    m.WaitForHangup(hangup);
+    m.reloader = std::thread([&m] { m.RunReloader(); });
+  }
   std::string pools;
-  for (const auto& p : m.pools) {
+  for (const auto& p : m.state.Get()->pools) {
     pools += fmt::format("{}'{}' ({} endpoints)", pools.empty() ? "" : ", ", p->model(), p->size());
   }
   std::cerr << fmt::format(
@@ -214,6 +402,7 @@ int Gateway::Run() {
     m.on_listening(m.http->port());
   }
   net::RunOnThreads(m.ioc, m.config.threads);
+  m.StopReloader();
   std::cerr << "spillway gateway: stopped\n";
   return 0;
 }

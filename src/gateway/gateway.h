@@ -4,7 +4,10 @@
 // one io_context with a thread per core. At start it resolves every endpoint and, for pools
 // without a model name, asks the endpoints' GET /v1/models which model they serve. Drains
 // on SIGTERM/SIGINT: /ready fails at once, new requests get 503 draining, in-flight requests
-// get up to drain_timeout_s, then the process exits 0.
+// get up to drain_timeout_s, then the process exits 0. Reloads its config on SIGHUP (when
+// given a way to read it again): pools and endpoints added and removed without dropping a
+// request in flight (a removed endpoint drains), every other setting for the requests that
+// arrive after it, the listener's keys only at a restart.
 
 #include <cstdint>
 #include <functional>
@@ -16,8 +19,11 @@ namespace spillway::gateway {
 
 class Gateway {
  public:
-  /// Validates the config; throws config::ConfigError when it is unusable.
-  explicit Gateway(GatewayConfig config);
+  /// Validates the config; throws config::ConfigError when it is unusable. `reload`, when
+  /// given, reads the config again at each SIGHUP (merged and validated as at start; it throws
+  /// config::ConfigError for a config that cannot be used, and the gateway keeps the one it
+  /// runs on). It runs on a thread of its own.
+  explicit Gateway(GatewayConfig config, std::function<GatewayConfig()> reload = {});
   ~Gateway();
 
   /// Called once listening, with the bound port (tests use port 0).

@@ -60,16 +60,18 @@ using server::Error;
 
 }  // namespace
 
-GatewayHandler::GatewayHandler(const GatewayConfig& config,
-                               const std::vector<std::unique_ptr<EndpointPool>>& pools,
-                               GatewayMetrics& metrics, const net::SteadyClock& clock,
-                               const std::atomic<bool>& draining)
-    : config_(config),
-      pools_(pools),
-      metrics_(metrics),
-      clock_(clock),
-      draining_(draining),
-      door_(DoorConfig(config), clock.Now()) {}
+GatewayHandler::GatewayHandler(const LiveState& state, GatewayMetrics& metrics,
+                               const net::SteadyClock& clock, const std::atomic<bool>& draining)
+    : state_(state), metrics_(metrics), clock_(clock), draining_(draining) {
+  door_.emplace(DoorConfig(*state.Get()->config), clock.Now());
+}
+
+void GatewayHandler::OnReload(const GatewayConfig& before, const GatewayConfig& after) {
+  if (before.api_keys != after.api_keys) {
+    const std::lock_guard lock(door_mu_);
+    door_.emplace(DoorConfig(after), clock_.Now());
+  }
+}
 
 AdmissionConfig GatewayHandler::DoorConfig(const GatewayConfig& config) {
   AdmissionConfig door;
@@ -78,13 +80,14 @@ AdmissionConfig GatewayHandler::DoorConfig(const GatewayConfig& config) {
   return door;
 }
 
-EndpointPool* GatewayHandler::PoolFor(std::string_view model) const {
-  if (model.empty() && pools_.size() == 1) {
-    return pools_.front().get();
+std::shared_ptr<EndpointPool> GatewayHandler::PoolFor(const GatewayState& state,
+                                                      std::string_view model) {
+  if (model.empty() && state.pools.size() == 1) {
+    return state.pools.front();
   }
-  for (const auto& p : pools_) {
+  for (const auto& p : state.pools) {
     if (p->model() == model) {
-      return p.get();
+      return p;
     }
   }
   return nullptr;
@@ -121,9 +124,10 @@ asio::awaitable<void> GatewayHandler::operator()(net::HttpConnection& conn) {
   unsigned status = 200;
   std::string body;
   std::string_view type = "application/json";
+  const std::shared_ptr<const GatewayState> state = state_.Get();
   if (path == "/v1/models" && get) {
     boost::json::array data;
-    for (const auto& p : pools_) {
+    for (const auto& p : state->pools) {
       data.push_back({{"id", p->model()}, {"object", "model"}, {"owned_by", "spillway-gateway"}});
     }
     body =
@@ -134,7 +138,7 @@ asio::awaitable<void> GatewayHandler::operator()(net::HttpConnection& conn) {
     // Ready while not draining and some endpoint of every pool takes work.
     const Seconds now = clock_.Now();
     bool ready = !draining_.load();
-    for (const auto& p : pools_) {
+    for (const auto& p : state->pools) {
       bool any = false;
       for (const EndpointView& v : p->View(now)) {
         any = any || v.health == routing::EndpointHealth::kHealthy;
@@ -146,7 +150,7 @@ asio::awaitable<void> GatewayHandler::operator()(net::HttpConnection& conn) {
            : ready          ? R"({"status":"ready"})"
                             : R"({"status":"no_endpoint"})";
   } else if (path == "/metrics" && get) {
-    body = metrics_.Render(pools_, clock_.Now());
+    body = metrics_.Render(state->pools, clock_.Now());
     type = "text/plain; version=0.0.4; charset=utf-8";
   } else {
     status = 404;
@@ -164,10 +168,13 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     co_await SendError(conn, e, api::ContractHeaders("draining", 1));
     co_return;
   }
+  // The config and pools of this request, from its arrival to its end.
+  const std::shared_ptr<const GatewayState> state = state_.Get();
+  const GatewayConfig& config = *state->config;
   // Who asks (the API key), at what rate (the tenant's bucket) and how urgently.
   const auto auth = request[http::field::authorization];
   const server::ApiKey* key =
-      server::FindApiKey(config_.api_keys, std::string_view(auth.data(), auth.size()));
+      server::FindApiKey(config.api_keys, std::string_view(auth.data(), auth.size()));
   if (key == nullptr) {
     metrics_.requests_total->With({"", "401", "invalid_api_key", "gateway"}).Inc();
     co_await SendError(conn, server::Unauthorized());
@@ -187,12 +194,12 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   AdmissionDecision bucket;
   {
     const std::lock_guard lock(door_mu_);
-    bucket = door_.DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
+    bucket = door_->DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
   }
   if (!bucket.admitted()) {
     metrics_.requests_total->With({"", "429", "rate_limited", "gateway"}).Inc();
     co_await SendError(
-        conn, server::OverloadError(bucket, config_.router.ttft_slo_s, config_.request_timeout_s),
+        conn, server::OverloadError(bucket, config.router.ttft_slo_s, config.request_timeout_s),
         server::OverloadHeaders(bucket));
     co_return;
   }
@@ -213,10 +220,10 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     co_return;
   }
   const api::CompletionRequest& req = *parsed;
-  EndpointPool* pool = PoolFor(req.model);
+  const std::shared_ptr<EndpointPool> pool = PoolFor(*state, req.model);
   if (pool == nullptr) {
     std::string served;
-    for (const auto& p : pools_) {
+    for (const auto& p : state->pools) {
       served += (served.empty() ? "'" : ", '") + p->model() + "'";
     }
     if (req.model.empty()) {
@@ -272,8 +279,8 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   RelayRequest relay;
   relay.path = chat ? "/v1/chat/completions" : "/v1/completions";
   relay.body = &request.body();
-  relay.deadline_s = received_s + config_.request_timeout_s;
-  relay.connect_timeout_s = config_.connect_timeout_s;
+  relay.deadline_s = received_s + config.request_timeout_s;
+  relay.connect_timeout_s = config.connect_timeout_s;
   relay.registry = &relays_;
   for (const auto& f : request) {
     if (PassRequestHeader(f.name_string()) &&
@@ -288,7 +295,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   // The first stage: routed at once, or after a wait in the pool's queue for a slot.
   const routing::Ticket ticket = next_ticket_.fetch_add(1);
   std::shared_ptr<Waiter> waiter;  // only where requests may wait (the queue is on)
-  if (config_.queue.max_wait_s > 0) {
+  if (config.queue.max_wait_s > 0) {
     waiter = std::make_shared<Waiter>(co_await asio::this_coro::executor);
   }
   routing::Pool::Placement placement = pool->Admit(ticket, route, received_s, waiter);
@@ -315,7 +322,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
       if (last_refusal.has_value()) {
         break;  // the retry found no other endpoint: pass the endpoint's refusal on
       }
-      const api::ApiError e = RefusalError(d, attempts > 0, model, placement.waited_s);
+      const api::ApiError e = RefusalError(d, attempts > 0, model, placement.waited_s, config);
       finish(attempts > 0 ? metrics_.failed_total : metrics_.shed_total,
              static_cast<unsigned>(e.http_status), e.code, "gateway");
       co_await SendError(conn, e, api::ContractHeaders(e.code, d.retry_after_s));
@@ -326,9 +333,10 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
       metrics_.retries_total->Inc();
     }
     ++attempts;
-    metrics_.forwarded_total->With({model, pool->upstream(i).url}).Inc();
+    const std::shared_ptr<const Upstream> upstream = pool->upstream(i);
+    metrics_.forwarded_total->With({model, upstream->url}).Inc();
     const AttemptResult r =
-        co_await RelayAttempt(conn, pool->upstream(i), relay, clock_, [&](Seconds ttft_s) {
+        co_await RelayAttempt(conn, *upstream, relay, clock_, [&](Seconds ttft_s) {
           pool->OnFirstToken(i, route.prompt_tokens, ttft_s, pick.alone,
                              pick.decision.predicted_ttft_s);
           metrics_.ttft_seconds->Observe(ttft_s);
@@ -362,7 +370,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
               conn,
               server::ContractError("request_timeout",
                                     fmt::format("The gateway's request deadline of {:g} s passed.",
-                                                config_.request_timeout_s)));
+                                                config.request_timeout_s)));
         }
         finish(metrics_.failed_total, r.streamed ? 200 : 504, "request_timeout", "gateway");
         co_return;
@@ -416,7 +424,8 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
 }
 
 api::ApiError GatewayHandler::RefusalError(const routing::RouteDecision& d, bool after_attempts,
-                                           const std::string& model, Seconds waited_s) const {
+                                           const std::string& model, Seconds waited_s,
+                                           const GatewayConfig& config) {
   if (after_attempts) {
     return server::ContractError(
         "upstream_unavailable",
@@ -437,7 +446,7 @@ api::ApiError GatewayHandler::RefusalError(const routing::RouteDecision& d, bool
       break;
   }
   if (d.verdict == Verdict::kShed) {
-    const char* no_wait = config_.queue.max_wait_s > 0
+    const char* no_wait = config.queue.max_wait_s > 0
                               ? ", and it cannot wait for one here (the wait queue is full, or its "
                                 "prefill alone would miss the SLO)"
                               : "";

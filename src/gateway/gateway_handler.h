@@ -12,11 +12,15 @@
 // now may wait for a slot first, and is 429 queue_deadline_exceeded when its wait runs out.
 // Request headers honoured: X-Priority-Class (as serve's), x-llm-d-slo-ttft-ms
 // (the request's TTFT SLO).
+//
+// A request takes the gateway's config and pools once, at its arrival (LiveState), and keeps
+// them to its end: a config reload applies to the requests that arrive after it.
 
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "admission/admission.h"
@@ -25,6 +29,7 @@
 #include "gateway/endpoint_pool.h"
 #include "gateway/gateway_config.h"
 #include "gateway/gateway_metrics.h"
+#include "gateway/live_state.h"
 #include "gateway/relay.h"
 #include "net/clock.h"
 #include "net/http_connection.h"
@@ -33,10 +38,14 @@ namespace spillway::gateway {
 
 class GatewayHandler {
  public:
-  /// All references must outlive the handler; `draining` is set by the signal handler.
-  GatewayHandler(const GatewayConfig& config,
-                 const std::vector<std::unique_ptr<EndpointPool>>& pools, GatewayMetrics& metrics,
-                 const net::SteadyClock& clock, const std::atomic<bool>& draining);
+  /// All references must outlive the handler; `state` must hold a state already; `draining`
+  /// is set by the signal handler.
+  GatewayHandler(const LiveState& state, GatewayMetrics& metrics, const net::SteadyClock& clock,
+                 const std::atomic<bool>& draining);
+
+  /// A config reload changed the config from `before` to `after` (called before the new state
+  /// is set): when the API keys changed, the tenants' buckets are made anew (full).
+  void OnReload(const GatewayConfig& before, const GatewayConfig& after);
 
   boost::asio::awaitable<void> operator()(net::HttpConnection& conn);
 
@@ -55,21 +64,23 @@ class GatewayHandler {
   /// The gateway's own refusal for a decision that did not forward: the router's (429
   /// queue_delay_exceeded, 503 no_endpoint), the wait queue's (429 queue_deadline_exceeded after
   /// `waited_s`, 503 draining), or, `after_attempts`, 503 upstream_unavailable.
-  api::ApiError RefusalError(const routing::RouteDecision& d, bool after_attempts,
-                             const std::string& model, Seconds waited_s) const;
+  static api::ApiError RefusalError(const routing::RouteDecision& d, bool after_attempts,
+                                    const std::string& model, Seconds waited_s,
+                                    const GatewayConfig& config);
   boost::asio::awaitable<void> SendError(net::HttpConnection& conn, const api::ApiError& error,
                                          const net::Headers& headers = {});
   static AdmissionConfig DoorConfig(const GatewayConfig& config);
-  EndpointPool* PoolFor(std::string_view model) const;
+  /// The pool of `model` in `state` (the only one when `model` is empty and there is one).
+  static std::shared_ptr<EndpointPool> PoolFor(const GatewayState& state, std::string_view model);
 
-  const GatewayConfig& config_;
-  const std::vector<std::unique_ptr<EndpointPool>>& pools_;
+  const LiveState& state_;
   GatewayMetrics& metrics_;
   const net::SteadyClock& clock_;
   const std::atomic<bool>& draining_;
   api::ApproxTokenizer tokenizer_;
   std::mutex door_mu_;
-  AdmissionController door_;  ///< the tenants' token buckets (admission's, as the simulator's door)
+  /// The tenants' token buckets (admission's, as the simulator's door), under door_mu_.
+  std::optional<AdmissionController> door_;
   RelayRegistry relays_;
   std::atomic<routing::Ticket> next_ticket_{1};
 };

@@ -104,11 +104,26 @@ GatewayMetrics::GatewayMetrics() {
       &r.AddGauge("spillway_gateway_endpoint_kv_usage",
                   "KV cache usage at the endpoint (0-1), as last scraped.", by_endpoint);
   draining = &r.AddGauge("spillway_gateway_draining", "1 while the gateway drains.").Get();
+  config_reloads_total =
+      &r.AddCounter("spillway_gateway_config_reloads_total",
+                    "Config reloads (SIGHUP) by result (ok, error).", {"result"});
+  config_last_reload_successful =
+      &r.AddGauge("spillway_gateway_config_last_reload_successful",
+                  "1 when the last config reload applied (or none was asked), 0 when it failed "
+                  "and the gateway runs on the config before it.")
+           .Get();
+  config_last_reload_successful->Set(1);
   process = std::make_unique<server::ProcessMetrics>(r);
 }
 
-std::string GatewayMetrics::Render(const std::vector<std::unique_ptr<EndpointPool>>& pools,
+std::string GatewayMetrics::Render(const std::vector<std::shared_ptr<EndpointPool>>& pools,
                                    Seconds now) {
+  const std::lock_guard lock(render_mu_);
+  for (metrics::Family<metrics::Gauge>* f :
+       {queued, prediction_margin_seconds, endpoint_state, endpoint_stale, scrape_age_seconds,
+        endpoint_in_flight, endpoint_waiting, endpoint_running, endpoint_kv_usage}) {
+    f->Clear();
+  }
   for (const auto& pool : pools) {
     queued->With({pool->model()}).Set(static_cast<double>(pool->waiting()));
     prediction_margin_seconds->With({pool->model()}).Set(pool->prediction_margin_s());

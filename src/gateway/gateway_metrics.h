@@ -2,9 +2,11 @@
 // Every metric `spillway gateway` exposes on /metrics (`spillway_gateway_*`), declared in one
 // place. Conservation: received == shed + in_flight + completed + failed + cancelled at every
 // moment (routing::RouteLedger), exported as its five counters and the in-flight gauge.
-// Per-endpoint gauges are refreshed from the pools when /metrics is rendered.
+// Per-pool and per-endpoint gauges are refreshed from the pools when /metrics is rendered
+// (series of a pool or endpoint a reload removed vanish once its last request ended).
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,7 +20,7 @@ struct GatewayMetrics {
   GatewayMetrics();
 
   /// The exposition for GET /metrics, with the endpoint gauges of `pools` at `now`.
-  std::string Render(const std::vector<std::unique_ptr<EndpointPool>>& pools, Seconds now);
+  std::string Render(const std::vector<std::shared_ptr<EndpointPool>>& pools, Seconds now);
 
   metrics::Registry registry;
 
@@ -57,8 +59,16 @@ struct GatewayMetrics {
   metrics::Family<metrics::Gauge>* endpoint_running;
   metrics::Family<metrics::Gauge>* endpoint_kv_usage;
   metrics::Gauge* draining;
+  /// Config reloads (SIGHUP) by result (ok, error), and whether the last one applied (1; 0
+  /// when it failed and the gateway runs on the config before it), as Prometheus's own
+  /// prometheus_config_last_reload_successful.
+  metrics::Family<metrics::Counter>* config_reloads_total;  ///< {result}
+  metrics::Gauge* config_last_reload_successful;
 
   std::unique_ptr<server::ProcessMetrics> process;
+
+ private:
+  std::mutex render_mu_;  // one render at a time: it clears and refills the gauges of pools
 };
 
 }  // namespace spillway::gateway

@@ -215,6 +215,13 @@ Metric& Family<Metric>::With(const std::vector<std::string>& label_values) {
   return child.metric;
 }
 
+template <typename Metric>
+void Family<Metric>::Clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  index_.clear();
+  children_.clear();
+}
+
 template class Family<Counter>;
 template class Family<Gauge>;
 template class Family<Histogram>;

@@ -78,6 +78,10 @@ class Family {
   Metric& With(const std::vector<std::string>& label_values);
   /// The child without labels (only for families declared with no label names).
   Metric& Get() { return With({}); }
+  /// Removes every child (series of things that are gone, such as an endpoint removed from a
+  /// pool). Every reference With() returned before becomes invalid: only for families whose
+  /// children are looked up at each use, by one writer at a time.
+  void Clear();
   // (implementation detail, used by Registry::Render)
   struct Child {
     /// `bounds` is used by histograms only.

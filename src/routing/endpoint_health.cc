@@ -16,6 +16,16 @@ void PoolHealth::OnProbe(std::size_t endpoint, ProbeResult result) {
   }
 }
 
+std::size_t PoolHealth::AddEndpoint() {
+  state_.emplace_back();
+  return state_.size() - 1;
+}
+
+void PoolHealth::SetRemoved(std::size_t endpoint, bool removed) {
+  state_[endpoint] = State{};
+  state_[endpoint].removed = removed;
+}
+
 void PoolHealth::OnDraining(std::size_t endpoint) { state_[endpoint].draining = true; }
 
 void PoolHealth::OnSuccess(std::size_t endpoint) { state_[endpoint].consecutive_errors = 0; }
@@ -41,6 +51,9 @@ void PoolHealth::OnError(std::size_t endpoint, Seconds now) {
 
 EndpointHealth PoolHealth::HealthAt(std::size_t endpoint, Seconds now) const {
   const State& s = state_[endpoint];
+  if (s.removed) {
+    return EndpointHealth::kDraining;
+  }
   if (s.probe == ProbeResult::kUnreachable) {
     return EndpointHealth::kDown;
   }

@@ -12,7 +12,9 @@
 //   now + eject_base_s * 2^(ejections - 1) (at most 300 s)
 //
 // A refusal (429, or a 503 of the overload contract other than draining) is the endpoint
-// working as designed: it resets the error count, as a success does. Pure: `now` is passed in.
+// working as designed: it resets the error count, as a success does. An endpoint removed from
+// the pool (a config reload) drains for good: no probe makes it take work again until it is
+// added back. Pure: `now` is passed in.
 // Not thread-safe.
 
 #include <cstdint>
@@ -46,6 +48,15 @@ class PoolHealth {
 
   /// The endpoint's health at `now` (an ejection ends when its time has passed).
   EndpointHealth HealthAt(std::size_t endpoint, Seconds now) const;
+  /// One more endpoint, healthy until a probe or a reply says otherwise; returns its index.
+  std::size_t AddEndpoint();
+  /// The endpoint leaves the pool (no new work; its in-flight requests finish): draining for
+  /// good, or, `removed` false, back in the pool with a clean record.
+  void SetRemoved(std::size_t endpoint, bool removed);
+  bool removed(std::size_t endpoint) const { return state_[endpoint].removed; }
+  /// New thresholds for every endpoint; their records stay.
+  void set_config(const HealthConfig& config) { config_ = config; }
+
   /// Times the endpoint was ejected so far.
   std::int32_t ejections(std::size_t endpoint) const { return state_[endpoint].ejections; }
 
@@ -53,6 +64,7 @@ class PoolHealth {
   struct State {
     ProbeResult probe = ProbeResult::kReady;  // optimistic until the first probe
     bool draining = false;                    // said by a reply, cleared by a ready probe
+    bool removed = false;                     // out of the pool (a reload): drains for good
     std::int32_t consecutive_errors = 0;
     std::int32_t ejections = 0;
     Seconds ejected_until_s = -kNever;

@@ -24,9 +24,32 @@ Pool::Pool(std::vector<EndpointState> endpoints, PoolConfig config)
       health_(endpoints_.size(), config.health),
       retry_(config.retry),
       budget_(config.retry.budget_ratio, config.retry.budget_window_s, config.retry.min_retries),
-      queue_(config.router.policy == RouterPolicy::kGateway ? config.queue
-                                                            : WaitQueueConfig{0, 0, 1}),
+      queue_(QueueSettings(config)),
       errors_(config.prediction) {}
+
+WaitQueueConfig Pool::QueueSettings(const PoolConfig& config) {
+  return config.router.policy == RouterPolicy::kGateway ? config.queue : WaitQueueConfig{0, 0, 1};
+}
+
+std::size_t Pool::AddEndpoint(EndpointState endpoint) {
+  endpoints_.push_back(std::move(endpoint));
+  return health_.AddEndpoint();
+}
+
+void Pool::SetRemoved(std::size_t i, bool removed, Seconds now) {
+  health_.SetRemoved(i, removed);
+  Refresh(i, now);
+}
+
+void Pool::Reconfigure(const PoolConfig& config) {
+  router_ = Router(config.router);
+  health_.set_config(config.health);
+  retry_ = config.retry;
+  budget_.Reconfigure(config.retry.budget_ratio, config.retry.budget_window_s,
+                      config.retry.min_retries);
+  queue_.set_config(QueueSettings(config));
+  errors_.set_quantile(config.prediction.quantile);
+}
 
 void Pool::OnReceived(Seconds now) { budget_.OnRequest(now); }
 

@@ -57,6 +57,18 @@ class Pool {
   const EndpointState& endpoint(std::size_t i) const { return endpoints_[i]; }
   const Router& router() const { return router_; }
 
+  /// A config reload: one more endpoint (healthy until probed); returns its index.
+  std::size_t AddEndpoint(EndpointState endpoint);
+  /// A config reload: endpoint `i` leaves the pool (removed: draining for good, its in-flight
+  /// requests finish) or comes back (not removed: a clean health record, its measured rates
+  /// kept). Indexes never change: an endpoint removed stays at its index.
+  void SetRemoved(std::size_t i, bool removed, Seconds now);
+  bool removed(std::size_t i) const { return health_.removed(i); }
+  /// A config reload: new settings from now on; what the pool has learned and counted (the
+  /// endpoints' states and health, the retry budget's window, those waiting, the prediction
+  /// errors) stays. The wait queue is off unless the router is the gateway's.
+  void Reconfigure(const PoolConfig& config);
+
   /// A request arrived for this pool at `now` (the retry budget counts it).
   void OnReceived(Seconds now);
 
@@ -143,6 +155,8 @@ class Pool {
   /// How `entry`, just removed from the queue, left it at `now`.
   static Placement Left(Placement::Kind kind, const WaitQueue::Entry& entry, const Pick& pick,
                         Seconds now);
+
+  static WaitQueueConfig QueueSettings(const PoolConfig& config);
 
   Router router_;
   std::vector<EndpointState> endpoints_;

@@ -25,6 +25,14 @@ void PredictionErrors::Add(Seconds error_s) {
   }
 }
 
+void PredictionErrors::set_quantile(double quantile) {
+  config_.quantile = quantile;
+  margin_s_ = 0;
+  if (quantile > 0 && count_ >= config_.min_samples && !ring_.empty()) {
+    Recompute();
+  }
+}
+
 void PredictionErrors::Recompute() {
   std::vector<Seconds> sorted = ring_;
   const auto k =

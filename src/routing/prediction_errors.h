@@ -33,6 +33,8 @@ class PredictionErrors {
 
   /// One forwarded request's error: measured TTFT - predicted TTFT, seconds.
   void Add(Seconds error_s);
+  /// A new quantile (0: off, the margin back to 0); the errors seen so far stay.
+  void set_quantile(double quantile);
   /// The margin the router subtracts from the TTFT SLO, seconds (>= 0).
   Seconds margin_s() const { return margin_s_; }
 

@@ -37,4 +37,10 @@ bool RetryBudget::TryRetry(Seconds now) {
   return true;
 }
 
+void RetryBudget::Reconfigure(double ratio, Seconds window_s, std::int32_t min_retries) {
+  ratio_ = ratio;
+  window_s_ = window_s;
+  min_retries_ = min_retries;
+}
+
 }  // namespace spillway::routing

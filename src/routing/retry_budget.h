@@ -20,6 +20,8 @@ class RetryBudget {
   void OnRequest(Seconds now);
   /// Whether a retry may be sent at `now`; when it may, it is counted.
   bool TryRetry(Seconds now);
+  /// New limits; the counts of the window stay.
+  void Reconfigure(double ratio, Seconds window_s, std::int32_t min_retries);
 
  private:
   struct Bucket {

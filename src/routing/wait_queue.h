@@ -60,6 +60,8 @@ class WaitQueue {
   bool empty() const { return entries_.empty(); }
   std::size_t size() const { return entries_.size(); }
   const WaitQueueConfig& config() const { return config_; }
+  /// New settings for arrivals from now on; those waiting keep the TTL they were given.
+  void set_config(const WaitQueueConfig& config) { config_ = config; }
 
   /// Adds a request with TTFT SLO `slo_s` at `now` and returns when its wait ends at the
   /// latest (its TTL); nullopt (nothing added) when the queue is off or full.

@@ -32,6 +32,10 @@ class GatewayFixture : public ::testing::Test {
   virtual std::vector<std::string> UpstreamArgs(int /*index*/) const { return {}; }
   /// Flags of the gateway after `--port 0` and the --endpoint flags.
   virtual std::vector<std::string> GatewayArgs() const { return {}; }
+  /// False: the gateway gets no --endpoint flags (GatewayArgs names a config file instead).
+  virtual bool EndpointsAsFlags() const { return true; }
+  /// Runs once the upstreams listen, before the gateway starts (to write its config file).
+  virtual void BeforeGateway() {}
 
   void SetUp() override {
     std::vector<std::string> args;
@@ -40,9 +44,12 @@ class GatewayFixture : public ::testing::Test {
     }
     for (const auto& up : upstreams_) {
       ASSERT_TRUE(up->WaitUntilListening(15)) << up->command_line() << ": " << up->error();
-      args.push_back("--endpoint");
-      args.push_back(Url(*up));
+      if (EndpointsAsFlags()) {
+        args.push_back("--endpoint");
+        args.push_back(Url(*up));
+      }
     }
+    BeforeGateway();
     for (const std::string& a : GatewayArgs()) {
       args.push_back(a);
     }
@@ -77,6 +84,7 @@ class GatewayFixture : public ::testing::Test {
   const HttpClient& gateway() const { return *client_; }
   ServerProcess& gateway_process() { return *gateway_; }
   ServerProcess& upstream(int i) { return *upstreams_[static_cast<std::size_t>(i)]; }
+  const ServerProcess& upstream(int i) const { return *upstreams_[static_cast<std::size_t>(i)]; }
   HttpClient upstream_client(int i) const {
     return HttpClient(upstreams_[static_cast<std::size_t>(i)]->port());
   }
@@ -126,7 +134,8 @@ class GatewayFixture : public ::testing::Test {
   }
 
  private:
-  /// Every endpoint scraped once (the router has their load) before the test starts.
+  /// Every endpoint scraped once (the router has their load) before the test starts (with the
+  /// endpoints in a config file, as many scrapes, of whichever endpoints it names).
   void WaitForFirstScrapes() {
     ASSERT_TRUE(Eventually(
         [&] {

@@ -29,6 +29,19 @@ TEST(RenderTest, Counter) {
             "spillway_requests_total 3.5\n");
 }
 
+TEST(RenderTest, ClearedSeriesLeaveTheExposition) {
+  Registry registry;
+  Family<Gauge>& f = registry.AddGauge("spillway_endpoint_up", "Up.", {"endpoint"});
+  f.With({"a"}).Set(1);
+  f.With({"b"}).Set(1);
+  f.Clear();
+  f.With({"b"}).Set(0);
+  EXPECT_EQ(registry.Render(),
+            "# HELP spillway_endpoint_up Up.\n"
+            "# TYPE spillway_endpoint_up gauge\n"
+            "spillway_endpoint_up{endpoint=\"b\"} 0\n");
+}
+
 TEST(RenderTest, Gauge) {
   Registry registry;
   Gauge& g = registry.AddGauge("vllm:num_requests_waiting", "Requests waiting.").Get();
