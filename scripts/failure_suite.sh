@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The failure-injection suite at full length (issue 5, docs/failure.md): every scenario of
 # scenarios/failure/ run by the simulator and live (`spillway bench` against `spillway serve`),
+# and the two of scenarios/fleet/ that replay them through the gateway (retry storm, priority
+# skew: three engines behind `spillway gateway`),
 # each checked against its pass criteria by the same tests CI runs in short form
 # (tests/sim/failure_*, tests/failure/), then one HTML report per scenario, sim beside live.
 #
@@ -26,8 +28,13 @@ for scenario in scenarios/failure/*.yaml; do
   "$build/spillway" sim --scenario "$scenario" --policy "$policy" --json "$out/sim/$name.json" \
     >/dev/null || status=1
 done
+for scenario in scenarios/fleet/retry-storm.yaml scenarios/fleet/priority-skew.yaml; do
+  name=$(sed -n 's/^name: *//p' "$scenario")  # the live run's file is named after it
+  "$build/spillway" sim --scenario "$scenario" --policy predictive --json "$out/sim/$name.json" \
+    >/dev/null || status=1
+done
 
-echo "== live, full length: pass criteria (tests/failure/, about 12 minutes)"
+echo "== live, full length: pass criteria (tests/failure/, about 15 minutes)"
 SPILLWAY_FAILURE_SCALE=1000 SPILLWAY_FAILURE_OUT="$out/live" \
   "$build/failure_test" --gtest_brief=1 || status=1
 

@@ -26,6 +26,8 @@
 #include "commands.h"
 #include "config/config_error.h"
 #include "loadgen/bench_runner.h"
+#include "metrics/prometheus_text.h"
+#include "net/http_get.h"
 #include "output_file.h"
 #include "report/summary_json.h"
 #include "report/table.h"
@@ -33,6 +35,8 @@
 
 namespace spillway::app {
 namespace {
+
+namespace asio = boost::asio;
 
 struct FleetArgs {
   std::string scenario;
@@ -77,6 +81,31 @@ std::vector<FaultAction> Schedule(const std::vector<FleetFault>& faults) {
   std::sort(out.begin(), out.end(),
             [](const FaultAction& a, const FaultAction& b) { return a.at_s < b.at_s; });
   return out;
+}
+
+/// One line of what the gateway at `url` counted over the run (its /metrics at the end): its
+/// ledger, what it sent to the engines and its own retries. Empty when it does not answer.
+std::string GatewayLine(const std::string& url) {
+  try {
+    const net::Target target = net::ParseTarget(url);
+    asio::io_context ioc;
+    const net::GetResult r = net::HttpGetNow(net::Resolve(ioc, target), target, "/metrics", 2.0);
+    if (r.status != 200) {
+      return "";
+    }
+    const metrics::Exposition m = metrics::ParseExposition(r.body);
+    auto n = [&m](std::string_view name) { return m.Sum(name).value_or(0); };
+    return fmt::format(
+        "gateway: received {:.0f} attempts, shed {:.0f} itself, forwarded {:.0f} to the engines "
+        "({:.0f} of them its own retries, {:.0f} retries not sent), completed {:.0f}, failed "
+        "{:.0f}, cancelled {:.0f}\n",
+        n("spillway_gateway_received_total"), n("spillway_gateway_shed_total"),
+        n("spillway_gateway_forwarded_total"), n("spillway_gateway_retries_total"),
+        n("spillway_gateway_retries_denied_total"), n("spillway_gateway_completed_total"),
+        n("spillway_gateway_failed_total"), n("spillway_gateway_cancelled_total"));
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 int RunFleet(const FleetArgs& a) {
@@ -133,6 +162,10 @@ int RunFleet(const FleetArgs& a) {
   if (sc.slo.ttft_s.has_value()) {
     gateway_args.insert(gateway_args.end(), {"--ttft-slo-s", fmt::format("{}", *sc.slo.ttft_s)});
   }
+  if (sc.settings.request_timeout_s.has_value()) {  // the scenario's deadline, at both tiers
+    gateway_args.insert(gateway_args.end(),
+                        {"--request-timeout-s", fmt::format("{}", *sc.settings.request_timeout_s)});
+  }
   if (sc.fleet.scrape_interval_s.has_value()) {
     gateway_args.insert(gateway_args.end(),
                         {"--scrape-interval-s", fmt::format("{}", *sc.fleet.scrape_interval_s)});
@@ -178,6 +211,7 @@ int RunFleet(const FleetArgs& a) {
   loadgen::BenchResult r = loadgen::RunBench(sc, o);
   injector.request_stop();
   injector.join();
+  const std::string gateway_line = GatewayLine(o.target_url);
   r.summary.replicas = replicas;
   r.summary.router = router;
   gateway.Stop(5);
@@ -201,7 +235,8 @@ int RunFleet(const FleetArgs& a) {
   }
   std::cout << "\n" << CompareTable({r.summary});
   std::cout << fmt::format("\nclient: transport errors {}, peak in flight {}\n", r.transport_errors,
-                           r.max_in_flight);
+                           r.max_in_flight)
+            << gateway_line;
   if (std::ofstream* out = json.stream()) {
     *out << SummaryToJson(r.summary);
     json.Commit();

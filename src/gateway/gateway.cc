@@ -49,16 +49,7 @@ Upstream Resolved(asio::io_context& ioc, const UpstreamConfig& u) {
 
 /// `up`'s answer to GET /v1/models (blocking, at start-up).
 net::GetResult GetModels(const Upstream& up, Seconds timeout_s) {
-  asio::io_context ioc;
-  net::GetResult r;
-  asio::co_spawn(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-        r = co_await net::HttpGet(up.addresses, up.target, "/v1/models", "", timeout_s);
-      },
-      asio::detached);
-  ioc.run();
-  return r;
+  return net::HttpGetNow(up.addresses, up.target, "/v1/models", timeout_s);
 }
 
 /// Says so on stderr when `up` answers GET /v1/models without `model` (best effort: an

@@ -1,6 +1,8 @@
 #include "net/http_get.h"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -69,6 +71,20 @@ Endpoints Resolve(asio::io_context& ioc, const Target& target) {
     out.push_back(r.endpoint());
   }
   return out;
+}
+
+GetResult HttpGetNow(const Endpoints& endpoints, const Target& target, const std::string& path,
+                     Seconds timeout_s) {
+  asio::io_context ioc;
+  GetResult r;
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        r = co_await HttpGet(endpoints, target, path, "", timeout_s);
+      },
+      asio::detached);
+  ioc.run();
+  return r;
 }
 
 }  // namespace spillway::net

@@ -33,4 +33,8 @@ boost::asio::awaitable<GetResult> HttpGet(const Endpoints& endpoints, const Targ
                                           const std::string& path, const std::string& authorization,
                                           Seconds timeout_s);
 
+/// The same, blocking on an io_context of its own (start-up discovery, a run's last scrape).
+GetResult HttpGetNow(const Endpoints& endpoints, const Target& target, const std::string& path,
+                     Seconds timeout_s);
+
 }  // namespace spillway::net

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -51,11 +52,13 @@ inline double LengthScaleFromEnv() {
 /// True when SPILLWAY_FAILURE_SCALE asks for more than the test's short version.
 inline bool LongVersion() { return LengthScaleFromEnv() > 1.0; }
 
-/// The shipped scenarios/failure/NAME.yaml with every step `scale` x SPILLWAY_FAILURE_SCALE
-/// times as long (capped at the shipped length).
-inline Scenario Shortened(const std::string& name, double scale) {
+/// The shipped scenarios/DIR/NAME.yaml (DIR: failure, or fleet for those run through the
+/// gateway) with every step `scale` x SPILLWAY_FAILURE_SCALE times as long (capped at the
+/// shipped length).
+inline Scenario Shortened(const std::string& name, double scale,
+                          const std::string& dir = "failure") {
   Scenario sc =
-      LoadScenario(std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/failure/" + name + ".yaml");
+      LoadScenario(std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/" + dir + "/" + name + ".yaml");
   const double factor = std::min(1.0, scale * LengthScaleFromEnv());
   for (RateStep& step : sc.arrival.steps) {
     step.duration_s *= factor;
@@ -75,6 +78,78 @@ struct LiveRun {
   std::vector<json::object> records;
 };
 
+/// Writes `summary` to SPILLWAY_FAILURE_OUT (when set) as SCENARIO_NAME[-LABEL].json.
+inline void SaveSummary(const RunSummary& summary, const std::string& scenario_name,
+                        const std::string& label) {
+  const char* dir = std::getenv("SPILLWAY_FAILURE_OUT");
+  if (dir == nullptr || *dir == '\0') {
+    return;
+  }
+  std::string name = scenario_name;
+  if (label != "live") {
+    name += "-" + label;
+  }
+  std::ofstream(std::string(dir) + "/" + name + ".json") << SummaryToJson(summary);
+}
+
+/// Runs `sc` with the load generator against the server on loopback `port`, with API key
+/// `api_key` (and `tenant_keys` per tenant); `label` names the run (the summary's policy and,
+/// with SPILLWAY_FAILURE_OUT set, the file name).
+inline LiveRun BenchAt(std::uint16_t port, const Scenario& sc, const std::string& api_key,
+                       const loadgen::TenantKeys& tenant_keys, Seconds duration_limit_s = kNever,
+                       const std::string& label = "live") {
+  loadgen::BenchOptions o;
+  o.api_key = api_key;
+  o.api_keys_by_tenant = tenant_keys;
+  o.duration_limit_s = duration_limit_s;
+  o.target_url = "http://127.0.0.1:" + std::to_string(port);
+  o.seed = sc.seed;
+  o.policy_label = label;
+  std::ostringstream records;
+  o.records = &records;
+  LiveRun run;
+  run.result = loadgen::RunBench(sc, o);
+  std::istringstream lines(records.str());
+  for (std::string line; std::getline(lines, line);) {
+    run.records.push_back(json::parse(line).as_object());
+  }
+  SaveSummary(run.result.summary, sc.name, label);
+  return run;
+}
+
+/// A priority-skew run's two classes (the test fails when either is missing).
+struct SkewClasses {
+  const ClassSummary* interactive = nullptr;
+  const ClassSummary* batch = nullptr;
+};
+inline SkewClasses SkewClassesOf(const LiveRun& run) {
+  const RunSummary& s = run.result.summary;
+  EXPECT_EQ(run.result.transport_errors, 0);
+  SkewClasses out;
+  if (s.classes.count("interactive") == 1 && s.classes.count("batch") == 1) {
+    out.interactive = &s.classes.at("interactive");
+    out.batch = &s.classes.at("batch");
+    ::testing::Test::RecordProperty("interactive_ttft_p95_s",
+                                    std::to_string(out.interactive->ttft_s.p95));  // in XML
+    ::testing::Test::RecordProperty("batch_ttft_p95_s", std::to_string(out.batch->ttft_s.p95));
+    ::testing::Test::RecordProperty("batch_ttft_max_s", std::to_string(out.batch->ttft_s.max));
+  }
+  return out;
+}
+
+/// Batch requests completed, by whether they were sent before `phase_end_s` or after.
+inline std::array<std::int64_t, 2> BatchCompletedPerPhase(const LiveRun& run, double phase_end_s) {
+  std::array<std::int64_t, 2> done = {0, 0};
+  for (const json::object& r : run.records) {
+    if (r.at("class").as_string() == "batch" && r.at("outcome").as_string() == "completed") {
+      ++done[r.at("sent_s").to_number<double>() < phase_end_s ? 0 : 1];
+    }
+  }
+  ::testing::Test::RecordProperty("batch_completed_per_phase",
+                                  std::to_string(done[0]) + "," + std::to_string(done[1]));
+  return done;
+}
+
 class LiveFailureTest : public server_test::ServerFixture {
  protected:
   void SetUp() override {
@@ -84,46 +159,15 @@ class LiveFailureTest : public server_test::ServerFixture {
     ServerFixture::SetUp();
   }
 
-  /// Runs `sc` against the fixture's server; `label` names the run (the summary's policy and,
-  /// with SPILLWAY_FAILURE_OUT set, the file name).
+  /// Runs `sc` against the fixture's server (BenchAt).
   LiveRun Bench(const Scenario& sc, Seconds duration_limit_s = kNever,
                 const std::string& label = "live") {
-    loadgen::BenchOptions o;
-    o.api_key = api_key_;
-    o.api_keys_by_tenant = tenant_keys_;
-    o.duration_limit_s = duration_limit_s;
-    o.target_url = "http://127.0.0.1:" + std::to_string(server().port());
-    o.seed = sc.seed;
-    o.policy_label = label;
-    std::ostringstream records;
-    o.records = &records;
-    LiveRun run;
-    run.result = loadgen::RunBench(sc, o);
-    std::istringstream lines(records.str());
-    for (std::string line; std::getline(lines, line);) {
-      run.records.push_back(json::parse(line).as_object());
-    }
-    SaveSummary(run.result.summary, sc.name, label);
-    return run;
+    return BenchAt(server().port(), sc, api_key_, tenant_keys_, duration_limit_s, label);
   }
 
   /// API keys Bench sends (BenchOptions::api_key and api_keys_by_tenant); none by default.
   std::string api_key_;
   loadgen::TenantKeys tenant_keys_;
-
- private:
-  static void SaveSummary(const RunSummary& summary, const std::string& scenario_name,
-                          const std::string& label) {
-    const char* dir = std::getenv("SPILLWAY_FAILURE_OUT");
-    if (dir == nullptr || *dir == '\0') {
-      return;
-    }
-    std::string name = scenario_name;
-    if (label != "live") {
-      name += "-" + label;
-    }
-    std::ofstream(std::string(dir) + "/" + name + ".json") << SummaryToJson(summary);
-  }
 };
 
 }  // namespace spillway::failure_test

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -63,15 +64,10 @@ TEST_F(LivePrioritySkewTest, InteractiveMeetsItsSloBatchIsServedAndABatchRetryCa
   loadgen::AddTenantKey("batch=sk-batch", &tenant_keys_);
 
   const LiveRun run = Bench(sc);
-  const RunSummary& s = run.result.summary;
-  EXPECT_EQ(run.result.transport_errors, 0);
-  ASSERT_EQ(s.classes.count("interactive"), 1u);
-  ASSERT_EQ(s.classes.count("batch"), 1u);
-  const ClassSummary& interactive = s.classes.at("interactive");
-  const ClassSummary& batch = s.classes.at("batch");
-  RecordProperty("interactive_ttft_p95_s", std::to_string(interactive.ttft_s.p95));  // in XML
-  RecordProperty("batch_ttft_p95_s", std::to_string(batch.ttft_s.p95));
-  RecordProperty("batch_ttft_max_s", std::to_string(batch.ttft_s.max));
+  const SkewClasses classes = SkewClassesOf(run);
+  ASSERT_NE(classes.batch, nullptr);
+  const ClassSummary& interactive = *classes.interactive;
+  const ClassSummary& batch = *classes.batch;
   SCOPED_TRACE(testing::Message() << "interactive TTFT p95 " << interactive.ttft_s.p95
                                   << " s, batch TTFT p95 " << batch.ttft_s.p95 << " s, max "
                                   << batch.ttft_s.max << " s");
@@ -87,15 +83,8 @@ TEST_F(LivePrioritySkewTest, InteractiveMeetsItsSloBatchIsServedAndABatchRetryCa
   // aging bound plus the SLO, 10 s + 1 s. (Under predictive admission the queue-ingress
   // deadline, TTFT SLO - t_prefill, drops a request that would wait much longer than the SLO,
   // so this bound holds with room to spare; aging is what bounds it when nothing is dropped.)
-  const double phase_end_s = sc.arrival.steps[0].duration_s;
-  std::int64_t batch_done[2] = {0, 0};
-  for (const json::object& r : run.records) {
-    if (r.at("class").as_string() == "batch" && r.at("outcome").as_string() == "completed") {
-      ++batch_done[r.at("sent_s").to_number<double>() < phase_end_s ? 0 : 1];
-    }
-  }
-  RecordProperty("batch_completed_per_phase",
-                 std::to_string(batch_done[0]) + "," + std::to_string(batch_done[1]));
+  const std::array<std::int64_t, 2> batch_done =
+      BatchCompletedPerPhase(run, sc.arrival.steps[0].duration_s);
   EXPECT_GT(batch_done[0], 0) << "no batch completion while batch was 90% of the load";
   EXPECT_GT(batch_done[1], 0) << "no batch completion while interactive was 90% of the load";
   EXPECT_LE(batch.ttft_s.max, kAgingS + kTtftSloS);
