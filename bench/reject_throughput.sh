@@ -15,9 +15,11 @@
 #   DURATION [10s]  CONNECTIONS [64]  WRK_THREADS [1]  SERVER_THREADS [1]
 #   PIN [1]: with >= 2 CPUs, pin the server to CPU 0 and wrk to CPU 1 (taskset), so the two do
 #            not migrate across each other's core; PIN=0 leaves placement to the kernel.
-# Prints wrk's report, the status counts and a last line "reject_throughput: N 429/s; ...",
-# with the server's CPU time per 429 (user + system, from /proc), which varies less than the
-# rate when other processes share the machine.
+# Prints wrk's report, the status counts and a line "reject_throughput: N 429/s; ...", with
+# the server's CPU time per 429 (user + system, from /proc), which varies less than the rate
+# when other processes share the machine. Then the same wrk run against nginx's limit_req on
+# the same CPU (the reference: "reject_throughput nginx: ...") and the ratio of the two rates.
+#   NGINX [1]: 0 skips the nginx run.
 # Exits non-zero when the server does not start or a check fails.
 set -euo pipefail
 
@@ -144,3 +146,71 @@ result=$(awk -v before="${before:-0}" -v after="${after:-0}" \
 
 echo "reject_throughput: $result (wrk -t$wrk_threads -c$connections" \
   "-d$duration, keep-alive; server threads $server_threads; $placement; $(nproc) CPUs)"
+spillway_rate=${result%% 429/s*}
+
+# The reference in the same run, on the same CPU with the same wrk: nginx's limit_req answering
+# 429 (its default error page and a Retry-After header) to the same POSTs, keyed by the same
+# Authorization header, one worker process. Skipped when nginx is not installed (NGINX=0 too).
+nginx=$(command -v nginx || echo /usr/sbin/nginx)
+if [ "${NGINX:-1}" = 0 ] || [ ! -x "$nginx" ]; then
+  echo "reject_throughput: nginx not run (scripts/deps.sh bench installs it)"
+  exit 0
+fi
+nginx_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$tmp/nginx"
+cat >"$tmp/nginx/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log crit;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/nginx/body; proxy_temp_path $tmp/nginx/proxy;
+  fastcgi_temp_path $tmp/nginx/fcgi; uwsgi_temp_path $tmp/nginx/uwsgi; scgi_temp_path $tmp/nginx/scgi;
+  limit_req_zone \$http_authorization zone=tenants:1m rate=1r/m;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location /v1/completions {
+      limit_req zone=tenants;
+      limit_req_status 429;
+      limit_req_log_level info;
+      add_header Retry-After 60 always;
+      proxy_pass http://127.0.0.1:9;  # never reached after the first request
+    }
+  }
+}
+CONF
+"${server_cpu[@]}" "$nginx" -c "$tmp/nginx/nginx.conf" -p "$tmp/nginx" >"$tmp/nginx/out" 2>&1 &
+nginx_pid=$!
+nginx_url="http://127.0.0.1:$nginx_port"
+for _ in $(seq 50); do
+  curl -s -o /dev/null "$nginx_url/" && break
+  sleep 0.1
+done
+url=$nginx_url post >/dev/null  # spends the one request a minute
+[ "$(url=$nginx_url post)" = 429 ] || die "nginx: the probe request was not refused 429"
+nginx_ticks() { awk '{print $14, $15}' "/proc/$nginx_pid/stat" 2>/dev/null || echo 0 0; }
+read -r user_before sys_before <<<"$(nginx_ticks)"
+BENCH_KEY=$key "${client_cpu[@]}" wrk -t"$wrk_threads" -c"$connections" -d"$duration" \
+  --latency -s "$here/reject_throughput.lua" "$nginx_url/v1/completions" >"$tmp/nginx.wrk"
+read -r user_after sys_after <<<"$(nginx_ticks)"
+kill -TERM "$nginx_pid" 2>/dev/null || true
+wait "$nginx_pid" 2>/dev/null || true
+nginx_result=$(awk -v user="$((user_after - user_before))" -v sys="$((sys_after - sys_before))" \
+  -v hz="$(getconf CLK_TCK)" '
+  $1 == "status" { n[$2] += $3; if ($2 != 429) bad += $3 }
+  $1 == "errors" { errs = $3 + $5 + $7 + $9 }
+  $1 == "requests" { requests = $2; seconds = $4 / 1e6 }
+  $1 == "99%" { p99 = $2 }
+  END {
+    if (requests == 0 || bad > 0 || errs > 0) { print "check: not every response was a 429"; exit 1 }
+    cpu = (user + sys) / hz
+    printf "%.0f 429/s; nginx CPU %.2f s (user %.2f, sys %.2f): %.1f us per 429; p99 %s\n",
+      requests / seconds, cpu, user / hz, sys / hz, 1e6 * cpu / requests, p99
+  }' "$tmp/nginx.wrk") || die "nginx: $nginx_result"
+spillway_p99=$(awk '$1 == "99%" { print $2 }' "$tmp/wrk.out")
+echo "reject_throughput nginx: $nginx_result"
+awk -v a="$spillway_rate" -v b="${nginx_result%% 429/s*}" -v p="$spillway_p99" 'BEGIN {
+  printf "reject_throughput vs nginx limit_req: %.2fx its 429/s (spillway p99 %s)\n", a / b, p }'

@@ -359,13 +359,15 @@ int Gateway::Run() {
   http.port = m.config.port;
   http.max_body_bytes = m.config.max_body_bytes;
   http.max_connections = m.config.max_connections;
+  http.one_thread = net::IoThreadCount(m.config.threads) == 1;
   http.on_connection_reply = [&metrics = m.metrics](unsigned status) {
     metrics.requests_total->With({"", std::to_string(status), "connection", "gateway"}).Inc();
   };
   GatewayHandler* handler = m.handler.get();
   m.http = std::make_unique<net::HttpServer>(
       m.ioc, server::WithApiListenerReplies(http),
-      [handler](net::HttpConnection& conn) { return (*handler)(conn); });
+      [handler](net::HttpConnection& conn) { return (*handler)(conn); },
+      [handler](const net::Request& head) { return handler->Head(head); });
   m.http->Start();
   m.WatchAll();
   asio::signal_set signals(m.ioc, SIGTERM, SIGINT);

@@ -13,6 +13,7 @@
 #include "api/overload_contract.h"
 #include "api/request_parser.h"
 #include "api/responses.h"
+#include "api/routes.h"
 #include "gateway/relay.h"
 #include "server/api_keys.h"
 #include "server/refusal_replies.h"
@@ -51,11 +52,6 @@ std::optional<std::int64_t> IntHeader(const net::Request& r, std::string_view na
   return out;
 }
 
-std::string_view StripQuery(std::string_view target) {
-  const auto q = target.find('?');
-  return q == std::string_view::npos ? target : target.substr(0, q);
-}
-
 using server::Error;
 
 }  // namespace
@@ -63,21 +59,14 @@ using server::Error;
 GatewayHandler::GatewayHandler(const LiveState& state, GatewayMetrics& metrics,
                                const net::SteadyClock& clock, const std::atomic<bool>& draining)
     : state_(state), metrics_(metrics), clock_(clock), draining_(draining) {
-  door_.emplace(DoorConfig(*state.Get()->config), clock.Now());
+  door_.emplace(server::TenantDoorConfig(state.Get()->config->api_keys), clock.Now());
 }
 
 void GatewayHandler::OnReload(const GatewayConfig& before, const GatewayConfig& after) {
   if (before.api_keys != after.api_keys) {
     const std::lock_guard lock(door_mu_);
-    door_.emplace(DoorConfig(after), clock_.Now());
+    door_.emplace(server::TenantDoorConfig(after.api_keys), clock_.Now());
   }
-}
-
-AdmissionConfig GatewayHandler::DoorConfig(const GatewayConfig& config) {
-  AdmissionConfig door;
-  door.policy = AdmissionPolicy::kUnbounded;  // buckets only: the router decides the rest
-  door.tenants = server::TenantLimitsOf(config.api_keys);
-  return door;
 }
 
 std::shared_ptr<EndpointPool> GatewayHandler::PoolFor(const GatewayState& state,
@@ -102,10 +91,10 @@ asio::awaitable<void> GatewayHandler::SendError(net::HttpConnection& conn,
 }
 
 asio::awaitable<void> GatewayHandler::operator()(net::HttpConnection& conn) {
-  const std::string_view path = StripQuery(conn.target());
+  const std::string_view path = api::PathOf(conn.target());
   const http::verb method = conn.request().method();
   const bool get = method == http::verb::get || method == http::verb::head;
-  const bool completions = path == "/v1/completions" || path == "/v1/chat/completions";
+  const bool completions = api::IsCompletionsPath(path);
   if (completions && method == http::verb::post) {
     co_await Completions(conn, path == "/v1/chat/completions");
     co_return;
@@ -160,18 +149,60 @@ asio::awaitable<void> GatewayHandler::operator()(net::HttpConnection& conn) {
   co_await conn.Reply(status, type, std::move(body));
 }
 
+std::optional<net::EarlyReply> GatewayHandler::Head(const net::Request& head) {
+  if (head.method() != http::verb::post ||
+      !api::IsCompletionsPath(api::PathOf({head.target().data(), head.target().size()}))) {
+    return std::nullopt;
+  }
+  auto early = [this](const api::ApiError& e, std::string_view reason, net::Headers headers = {}) {
+    metrics_.requests_total
+        ->With({"", std::to_string(e.http_status), std::string(reason), "gateway"})
+        .Inc();
+    return net::EarlyReply{static_cast<unsigned>(e.http_status), api::ErrorJson(e),
+                           std::move(headers)};
+  };
+  if (draining_.load()) {
+    return early(server::ContractError("draining", "The gateway is shutting down."), "draining",
+                 api::ContractHeaders("draining", 1));
+  }
+  const std::shared_ptr<const GatewayState> state = state_.Get();
+  const GatewayConfig& config = *state->config;
+  // Who asks (the API key), how urgently, and at what rate (the tenant's bucket).
+  const auto auth = head[http::field::authorization];
+  const server::ApiKey* key =
+      server::FindApiKey(config.api_keys, std::string_view(auth.data(), auth.size()));
+  if (key == nullptr) {
+    return early(server::Unauthorized(), "invalid_api_key");
+  }
+  if (const auto h = head["X-Priority-Class"];
+      !h.empty() && !server::ParsePriorityClass(std::string_view(h.data(), h.size()))) {
+    return early(server::InvalidPriority(), "invalid_priority");
+  }
+  AdmissionDecision bucket;
+  {
+    const std::lock_guard lock(door_mu_);
+    bucket = door_->DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
+  }
+  if (!bucket.admitted()) {
+    return early(server::OverloadError(bucket, config.router.ttft_slo_s, config.request_timeout_s),
+                 "rate_limited", server::OverloadHeaders(bucket));
+  }
+  // A POST with neither Content-Length nor chunked framing has no body (RFC 9112 §6.3).
+  if (!head.has_content_length() && !head.chunked()) {
+    return early(Error(411, "The request needs a JSON body with Content-Length.",
+                       "invalid_request_error", "length_required"),
+                 "length_required");
+  }
+  return std::nullopt;
+}
+
 asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, bool chat) {
   const net::Request& request = conn.request();
-  if (draining_.load()) {
-    const api::ApiError e = server::ContractError("draining", "The gateway is shutting down.");
-    metrics_.requests_total->With({"", "503", "draining", "gateway"}).Inc();
-    co_await SendError(conn, e, api::ContractHeaders("draining", 1));
-    co_return;
-  }
   // The config and pools of this request, from its arrival to its end.
   const std::shared_ptr<const GatewayState> state = state_.Get();
   const GatewayConfig& config = *state->config;
-  // Who asks (the API key), at what rate (the tenant's bucket) and how urgently.
+  // Head passed it (its key, priority header, tenant's bucket and framing): who asks, and how
+  // urgently. (A reload between the two may have removed its key: 401 then.)
   const auto auth = request[http::field::authorization];
   const server::ApiKey* key =
       server::FindApiKey(config.api_keys, std::string_view(auth.data(), auth.size()));
@@ -182,33 +213,9 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   }
   std::int32_t priority = key->max_priority;
   if (const auto h = request["X-Priority-Class"]; !h.empty()) {
-    const std::optional<std::int32_t> asked =
-        server::ParsePriorityClass(std::string_view(h.data(), h.size()));
-    if (!asked.has_value()) {
-      metrics_.requests_total->With({"", "400", "invalid_priority", "gateway"}).Inc();
-      co_await SendError(conn, server::InvalidPriority());
-      co_return;
-    }
-    priority = std::max(*asked, key->max_priority);
-  }
-  AdmissionDecision bucket;
-  {
-    const std::lock_guard lock(door_mu_);
-    bucket = door_->DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
-  }
-  if (!bucket.admitted()) {
-    metrics_.requests_total->With({"", "429", "rate_limited", "gateway"}).Inc();
-    co_await SendError(
-        conn, server::OverloadError(bucket, config.router.ttft_slo_s, config.request_timeout_s),
-        server::OverloadHeaders(bucket));
-    co_return;
-  }
-  // A POST with neither Content-Length nor chunked framing has no body (RFC 9112 §6.3).
-  if (request.body().empty() && !request.has_content_length() && !request.chunked()) {
-    metrics_.requests_total->With({"", "411", "length_required", "gateway"}).Inc();
-    co_await SendError(conn, Error(411, "The request needs a JSON body with Content-Length.",
-                                   "invalid_request_error", "length_required"));
-    co_return;
+    priority = std::max(
+        server::ParsePriorityClass(std::string_view(h.data(), h.size())).value_or(priority),
+        key->max_priority);
   }
   auto parsed = api::ParseCompletionRequest(
       request.body(), chat ? api::Endpoint::kChatCompletions : api::Endpoint::kCompletions);

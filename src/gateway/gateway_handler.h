@@ -33,6 +33,7 @@
 #include "gateway/relay.h"
 #include "net/clock.h"
 #include "net/http_connection.h"
+#include "net/http_server.h"
 
 namespace spillway::gateway {
 
@@ -46,6 +47,13 @@ class GatewayHandler {
   /// A config reload changed the config from `before` to `after` (called before the new state
   /// is set): when the API keys changed, the tenants' buckets are made anew (full).
   void OnReload(const GatewayConfig& before, const GatewayConfig& after);
+
+  /// The refusals a completion request's head decides, before its body is read or parsed
+  /// (net::HttpServer::HeadHandler), in this order: 503 draining, 401 invalid_api_key, 400
+  /// invalid_priority, 429 rate_limited (the key's tenant's token bucket, which this spends),
+  /// 411 length_required; nullopt for any other request. (No endpoint needs the pool, named by
+  /// the body's model: decided after the parse.) Thread-safe.
+  std::optional<net::EarlyReply> Head(const net::Request& head);
 
   boost::asio::awaitable<void> operator()(net::HttpConnection& conn);
 
@@ -69,7 +77,6 @@ class GatewayHandler {
                                     const GatewayConfig& config);
   boost::asio::awaitable<void> SendError(net::HttpConnection& conn, const api::ApiError& error,
                                          const net::Headers& headers = {});
-  static AdmissionConfig DoorConfig(const GatewayConfig& config);
   /// The pool of `model` in `state` (the only one when `model` is empty and there is one).
   static std::shared_ptr<EndpointPool> PoolFor(const GatewayState& state, std::string_view model);
 

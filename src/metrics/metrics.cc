@@ -216,6 +216,20 @@ Metric& Family<Metric>::With(const std::vector<std::string>& label_values) {
 }
 
 template <typename Metric>
+Metric& Family<Metric>::WithValues(std::span<const std::string_view> label_values) {
+  SPILLWAY_CHECK(label_values.size() == label_names_.size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = index_.find(label_values);
+  if (it != index_.end()) {
+    return *it->second;
+  }
+  std::vector<std::string> values(label_values.begin(), label_values.end());
+  Child& child = children_.emplace_back(values, bounds_);
+  index_.emplace(std::move(values), &child.metric);
+  return child.metric;
+}
+
+template <typename Metric>
 void Family<Metric>::Clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   index_.clear();

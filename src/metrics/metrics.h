@@ -4,16 +4,22 @@
 //
 // Thread-safety: updating a metric is lock-free (atomics) and may happen from any thread;
 // creating a labelled child and rendering take the family's mutex. References returned by
-// Family::With stay valid for the registry's lifetime. With() takes the family mutex and a map
-// lookup, so hot paths should keep the returned reference rather than call With() per update.
+// Family::With stay valid for the registry's lifetime (unless the family is cleared: Clear).
+// With() takes the family mutex and a map lookup (without allocating, for a child that exists
+// already, when given a braced list), so hot paths should keep the returned reference rather
+// than call With() per update.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -76,6 +82,11 @@ class Family {
   /// The child for `label_values` (one per label name, in order), created on first use. A wrong
   /// number of values is a programmer error (SPILLWAY_CHECK). Thread-safe (family mutex).
   Metric& With(const std::vector<std::string>& label_values);
+  /// The same for a braced list of values (`With({"429", tenant})`): finding a child that
+  /// exists allocates nothing.
+  Metric& With(std::initializer_list<std::string_view> label_values) {
+    return WithValues(std::span<const std::string_view>(label_values.begin(), label_values.size()));
+  }
   /// The child without labels (only for families declared with no label names).
   Metric& Get() { return With({}); }
   /// Removes every child (series of things that are gone, such as an endpoint removed from a
@@ -119,9 +130,21 @@ class Family {
   std::string help_;
   std::vector<std::string> label_names_;
   std::vector<double> bounds_;  // histograms only
+  Metric& WithValues(std::span<const std::string_view> label_values);
+  /// Orders label value lists, stored (strings) or looked up (string views) alike.
+  struct ValuesLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return std::lexicographical_compare(
+          a.begin(), a.end(), b.begin(), b.end(),
+          [](std::string_view x, std::string_view y) { return x < y; });
+    }
+  };
+
   mutable std::mutex mutex_;
   std::deque<Child> children_;  // stable addresses
-  std::map<std::vector<std::string>, Metric*> index_;
+  std::map<std::vector<std::string>, Metric*, ValuesLess> index_;
 };
 
 // Defined in metrics.cc for exactly these three metric types.

@@ -58,12 +58,31 @@ struct ConnectionSlot {
   ConnectionSlot& operator=(const ConnectionSlot&) = delete;
 };
 
+/// Feeds `parser` what `buffer` holds already (the body that arrived with the head, for a small
+/// request), without an asynchronous read: nothing on error or once it needs more.
+void ParseBuffered(http::request_parser<http::string_body>& parser, beast::flat_buffer& buffer,
+                   boost::system::error_code& ec) {
+  while (!parser.is_done() && buffer.size() > 0) {
+    const std::size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec == http::error::need_more) {
+      ec = {};
+      return;
+    }
+    if (ec || used == 0) {
+      return;
+    }
+  }
+}
+
 }  // namespace
 
-HttpServer::HttpServer(asio::io_context& ioc, HttpServerOptions options, Handler handler)
+HttpServer::HttpServer(asio::io_context& ioc, HttpServerOptions options, Handler handler,
+                       HeadHandler head_handler)
     : ioc_(ioc),
       options_(std::move(options)),
       handler_(std::move(handler)),
+      head_handler_(std::move(head_handler)),
       acceptor_(asio::make_strand(ioc)) {}  // AcceptLoop and StopAccepting share this strand
 
 void HttpServer::Start() {
@@ -101,7 +120,10 @@ void HttpServer::StopAccepting() {
 
 asio::awaitable<void> HttpServer::AcceptLoop() {
   for (;;) {
-    auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(ioc_), kUse);
+    const asio::any_io_executor on = options_.one_thread
+                                         ? asio::any_io_executor(ioc_.get_executor())
+                                         : asio::any_io_executor(asio::make_strand(ioc_));
+    auto [ec, socket] = co_await acceptor_.async_accept(on, kUse);
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) {
       co_return;
     }
@@ -163,19 +185,40 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
     // off (slowloris); between keep-alive requests the idle timeout applies instead.
     stream.expires_after(Millis(first ? options_.header_timeout_s : options_.idle_timeout_s));
     auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kUse);
+    // Refused from the head alone: the body, if any, is read below but never parsed.
+    std::optional<EarlyReply> early;
+    if (!ec && head_handler_) {
+      early = head_handler_(parser.get());
+    }
     if (!ec && !parser.is_done()) {
       // A client that sent "Expect: 100-continue" waits for this before sending the body
       // (curl, for bodies over 1 MiB, waits a second without it). A body over the limit has
       // already failed above with body_limit (Content-Length is checked with the header).
       // (Never to an HTTP/1.0 client, which does not know 1xx replies: RFC 9110 section 15.2.)
-      if (parser.get().version() >= 11 &&
-          beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      const bool expects_continue =
+          parser.get().version() >= 11 &&
+          beast::iequals(parser.get()[http::field::expect], "100-continue");
+      if (expects_continue && early.has_value()) {
+        // The refusal is its final answer instead of the 100 (RFC 9110 section 10.1.1); it
+        // may still send the body, which the lingering close reads and drops.
+        stream.expires_never();
+        HttpConnection conn(stream, buffer, parser.get(), scratch);
+        conn.set_close();
+        linger = co_await conn.Reply(early->status, "application/json", std::move(early->body),
+                                     early->headers);
+        announced_bytes = AnnouncedBodyBytes(parser.get(), options_.max_body_bytes);
+        break;
+      }
+      if (expects_continue) {
         static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
         auto [write_ec, written] =
             co_await asio::async_write(stream, asio::buffer(kContinue), kUse);
         ec = write_ec;
       }
       if (!ec) {
+        ParseBuffered(parser, buffer, ec);  // a small body came with its head: no more reads
+      }
+      if (!ec && !parser.is_done()) {
         std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, kUse);
       }
     }
@@ -216,7 +259,12 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
       break;  // EOF, timeout or reset: close the connection
     }
     HttpConnection conn(stream, buffer, parser.get(), scratch);
-    co_await handler_(conn);
+    if (early.has_value()) {
+      co_await conn.Reply(early->status, "application/json", std::move(early->body),
+                          early->headers);
+    } else {
+      co_await handler_(conn);
+    }
     if (!conn.keep_alive()) {
       break;
     }

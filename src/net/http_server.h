@@ -7,6 +7,12 @@
 // 431) is followed by a bounded lingering close (LingeringClose), so that a client still writing
 // its body gets the reply, not a reset. Replies the server makes on its own, before a request
 // reaches the handler, are reported through HttpServerOptions::on_connection_reply.
+//
+// A request may be refused from its head alone (HeadHandler: its method, target and headers),
+// before its body is read or parsed, as nginx's limit_req and Envoy's rate limit filter do:
+// then the body is read and dropped unparsed, so the connection stays open for the next
+// request (nginx discards a refused request's body the same way), and a client that sent
+// "Expect: 100-continue" gets the refusal instead of the 100 and the connection closes.
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -14,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "net/http_connection.h"
@@ -41,6 +48,10 @@ struct HttpServerOptions {
   double header_timeout_s = 10;  ///< the whole request must arrive within this
   double idle_timeout_s = 60;    ///< between requests on a keep-alive connection
   std::int32_t max_connections = 1024;
+  /// The io_context runs on one thread (net::IoThreadCount): each connection runs on it
+  /// directly instead of on a strand of its own (one thread serializes them already; a strand
+  /// would lock and dispatch on every operation).
+  bool one_thread = false;
   /// Body and headers of the 503 sent when max_connections is reached (JSON; the server fills
   /// them from the overload contract's too_many_connections row).
   std::string overload_body = "{}";
@@ -59,12 +70,24 @@ struct HttpServerOptions {
   std::function<void(unsigned status)> on_connection_reply;
 };
 
+/// A reply decided from a request's head alone (HttpServer::HeadHandler): a JSON body.
+struct EarlyReply {
+  unsigned status = 0;
+  std::string body;
+  Headers headers;
+};
+
 class HttpServer {
  public:
   /// Handles one request; must leave a response written (or the stream ended).
   using Handler = std::function<asio::awaitable<void>(HttpConnection&)>;
+  /// Sees each request's head (the message before its body) first; a reply it returns is sent
+  /// instead of calling the Handler. Synchronous and short: runs on an I/O thread, possibly on
+  /// several at once; must not throw.
+  using HeadHandler = std::function<std::optional<EarlyReply>(const Request& head)>;
 
-  HttpServer(asio::io_context& ioc, HttpServerOptions options, Handler handler);
+  HttpServer(asio::io_context& ioc, HttpServerOptions options, Handler handler,
+             HeadHandler head_handler = {});
 
   /// Binds and starts accepting. Throws std::runtime_error naming host:port on failure.
   void Start();
@@ -83,6 +106,7 @@ class HttpServer {
   asio::io_context& ioc_;
   HttpServerOptions options_;
   Handler handler_;
+  HeadHandler head_handler_;
   asio::ip::tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
   std::shared_ptr<std::atomic<std::int32_t>> active_ =

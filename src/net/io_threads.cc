@@ -6,9 +6,13 @@
 
 namespace spillway::net {
 
+int IoThreadCount(int threads) {
+  return threads > 0 ? threads
+                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 void RunOnThreads(boost::asio::io_context& ioc, int threads) {
-  const int n =
-      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int n = IoThreadCount(threads);
   std::vector<std::thread> others;
   for (int i = 1; i < n; ++i) {
     others.emplace_back([&ioc] { ioc.run(); });

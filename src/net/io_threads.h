@@ -8,4 +8,7 @@ namespace spillway::net {
 
 void RunOnThreads(boost::asio::io_context& ioc, int threads);
 
+/// The threads RunOnThreads(ioc, threads) runs.
+int IoThreadCount(int threads);
+
 }  // namespace spillway::net

@@ -18,6 +18,7 @@
 #include "api/overload_contract.h"
 #include "api/request_parser.h"
 #include "api/responses.h"
+#include "api/routes.h"
 #include "server/api_keys.h"
 #include "server/generation_end.h"
 #include "server/refusal_replies.h"
@@ -36,11 +37,6 @@ api::ApiError ModelNotFound(std::string_view asked, std::string_view served) {
   return Error(
       404, fmt::format("The model '{}' does not exist; this server serves '{}'.", asked, served),
       "invalid_request_error", "model_not_found", "model");
-}
-
-std::string_view StripQuery(std::string_view target) {
-  const auto q = target.find('?');
-  return q == std::string_view::npos ? target : target.substr(0, q);
 }
 
 }  // namespace
@@ -145,7 +141,49 @@ ApiHandler::ApiHandler(const ServerConfig& config, std::int32_t max_model_len,
       metrics_(metrics),
       tokenizer_(tokenizer),
       clock_(clock),
-      draining_(draining) {}
+      draining_(draining),
+      door_(TenantDoorConfig(config.api_keys), clock.Now()) {}
+
+net::EarlyReply ApiHandler::Early(const api::ApiError& error, net::Headers headers) {
+  metrics_.http_requests_total->With({std::to_string(error.http_status)}).Inc();
+  return {static_cast<unsigned>(error.http_status), api::ErrorJson(error), std::move(headers)};
+}
+
+std::optional<net::EarlyReply> ApiHandler::Head(const net::Request& head) {
+  if (head.method() != http::verb::post ||
+      !api::IsCompletionsPath(api::PathOf({head.target().data(), head.target().size()}))) {
+    return std::nullopt;
+  }
+  const ApiKey* key = Authenticate(head);
+  if (key == nullptr) {
+    return Early(Unauthorized());
+  }
+  // A POST with neither Content-Length nor chunked framing has no body by HTTP's rules
+  // (RFC 9112 section 6.3); say so rather than "invalid JSON".
+  if (!head.has_content_length() && !head.chunked()) {
+    return Early(Error(411, "The request needs a JSON body with Content-Length.",
+                       "invalid_request_error", "length_required"));
+  }
+  if (const auto h = head["X-Priority-Class"];
+      !h.empty() && !ParsePriorityClass(std::string_view(h.data(), h.size()))) {
+    return Early(InvalidPriority());
+  }
+  AdmissionDecision d;
+  if (draining_.load()) {
+    d = AdmissionController::Refusal(OverloadReason::kDraining, 1.0);
+  } else {
+    const std::lock_guard lock(door_mu_);
+    d = door_.DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
+  }
+  if (d.admitted()) {
+    return std::nullopt;
+  }
+  metrics_.admission_decisions_total->With({"reject", std::string(ToString(d.reason)), key->tenant})
+      .Inc();
+  return Early(OverloadError(d, engine_.config().admission.ttft_slo_s,
+                             engine_.config().admission.request_deadline_s),
+               OverloadHeaders(d));
+}
 
 asio::awaitable<void> ApiHandler::Send(net::HttpConnection& conn, unsigned status,
                                        std::string&& body, const net::Headers& headers,
@@ -160,10 +198,10 @@ asio::awaitable<void> ApiHandler::SendError(net::HttpConnection& conn, const api
 }
 
 asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
-  const std::string_view path = StripQuery(conn.target());
+  const std::string_view path = api::PathOf(conn.target());
   const auto method = conn.request().method();
   const bool get = method == http::verb::get || method == http::verb::head;
-  if (path == "/v1/completions" || path == "/v1/chat/completions") {
+  if (api::IsCompletionsPath(path)) {
     if (method != http::verb::post) {
       const net::Headers allow = {{std::string("Allow"), std::string("POST")}};
       co_await SendError(
@@ -172,7 +210,7 @@ asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
     }
     co_await Completions(conn, path == "/v1/chat/completions");
   } else if ((path == "/v1/models" || path.starts_with(kModelsPrefix)) &&
-             Authenticate(conn) == nullptr) {
+             Authenticate(conn.request()) == nullptr) {
     // As vLLM with --api-key: the /v1 API needs a key; /health, /ready and /metrics do not.
     co_await SendError(conn, Unauthorized());
   } else if (!get && (path == "/v1/models" || path.starts_with(kModelsPrefix) ||
@@ -223,28 +261,20 @@ asio::awaitable<void> ApiHandler::operator()(net::HttpConnection& conn) {
   }
 }
 
-const ApiKey* ApiHandler::Authenticate(const net::HttpConnection& conn) const {
-  const auto auth = conn.request()[http::field::authorization];
+const ApiKey* ApiHandler::Authenticate(const net::Request& request) const {
+  const auto auth = request[http::field::authorization];
   return FindApiKey(config_.api_keys, std::string_view(auth.data(), auth.size()));
 }
 
 asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool chat) {
-  // Authentication: with keys configured, every request names one.
-  const ApiKey* key = Authenticate(conn);
-  if (key == nullptr) {
+  // Head passed this request: its key, framing, priority header and tenant's bucket.
+  const ApiKey* key = Authenticate(conn.request());
+  if (key == nullptr) {  // (not reached: Head refused it)
     co_await SendError(conn, Unauthorized());
     co_return;
   }
   const std::string tenant = key->tenant;
   const std::int32_t max_priority = key->max_priority;
-  // A POST with neither Content-Length nor chunked framing has no body by HTTP's rules
-  // (RFC 9112 section 6.3); say so rather than "invalid JSON".
-  if (conn.request().body().empty() && !conn.request().has_content_length() &&
-      !conn.request().chunked()) {
-    co_await SendError(conn, Error(411, "The request needs a JSON body with Content-Length.",
-                                   "invalid_request_error", "length_required"));
-    co_return;
-  }
   auto parsed = api::ParseCompletionRequest(
       conn.request().body(), chat ? api::Endpoint::kChatCompletions : api::Endpoint::kCompletions);
   if (!parsed) {

@@ -77,4 +77,11 @@ api::ApiError InvalidPriority() {
                "invalid_priority");
 }
 
+AdmissionConfig TenantDoorConfig(const std::map<std::string, ApiKey>& keys) {
+  AdmissionConfig door;
+  door.policy = AdmissionPolicy::kUnbounded;  // buckets only: what is behind decides the rest
+  door.tenants = TenantLimitsOf(keys);
+  return door;
+}
+
 }  // namespace spillway::server

@@ -24,6 +24,11 @@ const ApiKey* FindApiKey(const std::map<std::string, ApiKey>& keys, std::string_
 std::map<std::string, TenantLimit, std::less<>> TenantLimitsOf(
     const std::map<std::string, ApiKey>& keys);
 
+/// The door in front of an engine or a pool (serve's ApiHandler, the gateway, the simulator's
+/// front): an AdmissionController with the keys' tenants' buckets (TenantLimitsOf) and no
+/// policy, asked with DecideRateLimit.
+AdmissionConfig TenantDoorConfig(const std::map<std::string, ApiKey>& keys);
+
 /// 401 invalid_api_key, for a request without a configured key.
 api::ApiError Unauthorized();
 

@@ -25,10 +25,11 @@
 namespace spillway::server {
 namespace {
 
-/// The engine from the config's settings; API keys with a rate limit give their tenant a
-/// token bucket (the first key of a tenant sets it).
+/// The engine from the config's settings. Its admission has no tenants: their token buckets
+/// are ApiHandler's, decided from the request's head before its body is read (as the
+/// simulator keeps them at its door in front of the replicas).
 EngineConfig ResolveServedEngine(const ServerConfig& c) {
-  return ResolveEngine(c.engine, c.profile_dir, TenantLimitsOf(c.api_keys));
+  return ResolveEngine(c.engine, c.profile_dir, {});
 }
 
 }  // namespace
@@ -120,13 +121,15 @@ int Server::Run() {
   http.header_timeout_s = m.config.header_timeout_s;
   http.idle_timeout_s = m.config.idle_timeout_s;
   http.max_connections = m.config.max_connections;
+  http.one_thread = net::IoThreadCount(m.config.threads) == 1;
   http.on_connection_reply = [&metrics = m.metrics](unsigned status) {
     metrics.http_requests_total->With({std::to_string(status)}).Inc();
   };
   ApiHandler* handler = m.handler.get();
   m.http = std::make_unique<net::HttpServer>(
       m.ioc, WithApiListenerReplies(http),
-      [handler](net::HttpConnection& conn) { return (*handler)(conn); });
+      [handler](net::HttpConnection& conn) { return (*handler)(conn); },
+      [handler](const net::Request& head) { return handler->Head(head); });
   m.http->Start();
   m.engine->Start();
   asio::signal_set stall(m.ioc);

@@ -68,11 +68,8 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   recorder_.OnOffered(now, l.attempts == 0, ClassName(a));
   ++l.attempts;
   const EngineRequest request = RequestOf(logical);
-  // What can never be served is refused before any bucket or engine work, as the server does.
-  if (const AdmissionDecision fits = replicas_.front()->CheckFits(request); !fits.admitted()) {
-    OnRejected(logical, 0, now, HttpStatus(fits), ToString(fits.reason), 0);
-    return;
-  }
+  // The tenant's bucket first, from the request's head, as the server and the gateway decide
+  // it before reading the body; then what can never be served, before any engine work.
   AdmissionDecision d =
       door_.DecideRateLimit(AdmissionRequest{a.tenant, a.prompt_tokens, a.output_tokens}, now);
   if (!d.admitted()) {
@@ -80,6 +77,10 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     const std::uint32_t to = gateway_.has_value() ? 0 : PickReplica().value_or(0);
     OnRejected(logical, static_cast<std::int32_t>(to), now, HttpStatus(d), ToString(d.reason),
                d.retry_after_s);
+    return;
+  }
+  if (const AdmissionDecision fits = replicas_.front()->CheckFits(request); !fits.admitted()) {
+    OnRejected(logical, 0, now, HttpStatus(fits), ToString(fits.reason), 0);
     return;
   }
   const auto id = static_cast<std::uint32_t>(attempts_.size());

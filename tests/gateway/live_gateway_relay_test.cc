@@ -268,6 +268,10 @@ TEST_F(LiveGatewayKeysTest, KeysBucketsAndPriorityClampAtTheGateway) {
   EXPECT_EQ(limited.Header("X-Overload-Reason"), "rate_limited");
   EXPECT_TRUE(limited.Header("Retry-After").has_value());
   EXPECT_TRUE(limited.Header("X-RateLimit-Reset").has_value());
+  // Decided from the head, before the body is read or parsed: a body that is not JSON is
+  // refused 429 all the same, not 400.
+  EXPECT_TRUE(
+      IsOpenAiError(gateway().Post("/v1/completions", "{not json", a), 429, "rate_limited"));
   const server_test::HeaderList bad = {{"Authorization", "Bearer sk-b"},
                                        {"X-Priority-Class", "urgent"}};
   EXPECT_TRUE(IsOpenAiError(gateway().Post("/v1/completions", SmallCompletionBody(), bad), 400,
@@ -279,7 +283,7 @@ TEST_F(LiveGatewayKeysTest, KeysBucketsAndPriorityClampAtTheGateway) {
   const std::string m = GatewayMetrics();
   EXPECT_EQ(MetricSum(m, "spillway_gateway_requests_total",
                       {{"status", "429"}, {"reason", "rate_limited"}, {"by", "gateway"}}),
-            1);
+            2);
   EXPECT_EQ(MetricSum(m, "spillway_gateway_forwarded_total"), 2) << "refusals asked no endpoint";
 }
 

@@ -1,0 +1,19 @@
+#pragma once
+// The OpenAI-compatible routes `serve` and the gateway answer, by path. Pure.
+
+#include <string_view>
+
+namespace spillway::api {
+
+/// A request target's path, without its query string ("/v1/models?x=1" -> "/v1/models").
+inline std::string_view PathOf(std::string_view target) {
+  const auto q = target.find('?');
+  return q == std::string_view::npos ? target : target.substr(0, q);
+}
+
+/// Whether `path` is a completion route: /v1/completions or /v1/chat/completions.
+inline bool IsCompletionsPath(std::string_view path) {
+  return path == "/v1/completions" || path == "/v1/chat/completions";
+}
+
+}  // namespace spillway::api
