@@ -8,7 +8,7 @@ SOAK_SECONDS ?= 600
 # "Quick start", says how much each group installs). `make deps` installs every group.
 DEPS = ./scripts/deps.sh
 
-.PHONY: deps build test test-asan test-tsan fuzz demo soak bench bench-failure bench-reject bench-gateway format format-check clean
+.PHONY: deps build test test-asan test-tsan fuzz demo soak bench bench-failure bench-reject bench-gateway bench-metrics format format-check clean
 
 deps:
 	$(DEPS) all
@@ -79,6 +79,14 @@ bench-reject:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target spillway
 	./bench/reject_throughput.sh build/spillway
+
+# Spillway's metrics registry beside the Prometheus C++ client on the per-request and
+# per-scrape paths (bench/metrics/metrics_bench.cc; docs/gateway.md, "Performance").
+bench-metrics:
+	$(DEPS) bench
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target spillway_metrics_bench
+	./build/spillway_metrics_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 
 # The latency spillway gateway adds in front of a fast upstream, beside nginx proxy_pass, then
 # what it adds to 6,000 concurrent SSE streams and their memory (docs/gateway.md, "Performance").
