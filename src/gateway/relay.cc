@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -15,14 +16,16 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <tuple>
 
 #include "api/overload_contract.h"
 #include "api/responses.h"
+#include "net/parse_buffered.h"
+#include "net/response_head.h"
 #include "server/refusal_replies.h"
 
 namespace spillway::gateway {
@@ -129,17 +132,14 @@ class WatchScope {
   RelayRegistry* registry_;
 };
 
-http::request<http::string_body> MakeRequest(const Upstream& up, const RelayRequest& r) {
-  // (keep-alive: a reply read to its end leaves the connection for the next request)
-  http::request<http::string_body> req{http::verb::post, up.target.Path(r.path), 11};
-  req.set(http::field::host, up.target.host_header);
-  for (const auto& [name, value] : r.headers) {
-    req.set(name, value);
-  }
-  req.keep_alive(true);
-  req.body() = *r.body;
-  req.prepare_payload();
-  return req;
+/// The request's head as sent to `up` (keep-alive: a reply read to its end leaves the
+/// connection for the next request); its body is RelayRequest::body, sent as it came.
+std::string RequestHead(const Upstream& up, const RelayRequest& r) {
+  std::string head;
+  head.reserve(256);
+  net::AppendRequestHead(&head, "POST", up.target.Path(r.path), up.target.host_header, r.headers,
+                         r.body->size());
+  return head;
 }
 
 /// Puts an idle connection of `up`, if it has one, into `stream`; true when it did.
@@ -254,7 +254,9 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     return out;
   };
 
-  const http::request<http::string_body> req = MakeRequest(up, request);
+  const std::string head_bytes = RequestHead(up, request);
+  const std::array<asio::const_buffer, 2> req = {asio::buffer(head_bytes),
+                                                 asio::buffer(*request.body)};
   beast::flat_buffer buffer;
   std::optional<http::response_parser<http::string_body>> fresh;  // one per try
   // An idle keep-alive connection first; when the endpoint had closed it after all (the write
@@ -271,7 +273,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     }
     stream.expires_at(deadline);
     fresh.emplace();
-    auto [write_ec, written] = co_await http::async_write(stream, req, kUse);
+    auto [write_ec, written] = co_await asio::async_write(stream, req, kUse);
     beast::error_code head_ec = write_ec;
     if (!write_ec) {
       std::tie(head_ec, std::ignore) =
@@ -292,8 +294,13 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
   out.status = head.result_int();
   const bool sse = head[http::field::content_type].starts_with("text/event-stream");
   if (out.status != 200 || !sse) {
-    if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, kUse); ec) {
-      co_return ended(AttemptResult::End::kUnreachable, ec);
+    beast::error_code body_ec;
+    net::ParseBuffered(parser, buffer, body_ec);  // a small answer came with its head
+    if (!body_ec && !parser.is_done()) {
+      std::tie(body_ec, std::ignore) = co_await http::async_read(stream, buffer, parser, kUse);
+    }
+    if (body_ec) {
+      co_return ended(AttemptResult::End::kUnreachable, body_ec);
     }
     if (out.status == 429 || out.status == 503) {
       if (parser.is_done() && parser.keep_alive()) {

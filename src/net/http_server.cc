@@ -17,6 +17,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "net/parse_buffered.h"
+
 namespace spillway::net {
 namespace {
 
@@ -57,23 +59,6 @@ struct ConnectionSlot {
   ConnectionSlot(const ConnectionSlot&) = delete;
   ConnectionSlot& operator=(const ConnectionSlot&) = delete;
 };
-
-/// Feeds `parser` what `buffer` holds already (the body that arrived with the head, for a small
-/// request), without an asynchronous read: nothing on error or once it needs more.
-void ParseBuffered(http::request_parser<http::string_body>& parser, beast::flat_buffer& buffer,
-                   boost::system::error_code& ec) {
-  while (!parser.is_done() && buffer.size() > 0) {
-    const std::size_t used = parser.put(buffer.data(), ec);
-    buffer.consume(used);
-    if (ec == http::error::need_more) {
-      ec = {};
-      return;
-    }
-    if (ec || used == 0) {
-      return;
-    }
-  }
-}
 
 }  // namespace
 

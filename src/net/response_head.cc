@@ -104,6 +104,23 @@ void AppendResponseHead(std::string* out, unsigned status, std::string_view cont
   out->append("\r\n");
 }
 
+void AppendRequestHead(std::string* out, std::string_view method, std::string_view target,
+                       std::string_view host, const Headers& headers, std::size_t content_length) {
+  out->append(method);
+  out->push_back(' ');
+  out->append(target);
+  out->append(" HTTP/1.1\r\n");
+  AppendHeader(out, "Host", host);
+  for (const auto& [name, value] : headers) {
+    if (!name.empty() && Clean(name) && Clean(value)) {
+      AppendHeader(out, name, value);
+    }
+  }
+  out->append("Content-Length: ");
+  AppendNumber(out, content_length, 10);
+  out->append("\r\n\r\n");
+}
+
 void AppendChunkSize(std::string* out, std::size_t size) {
   AppendNumber(out, size, 16);
   out->append("\r\n");

@@ -1,8 +1,9 @@
 #pragma once
-// The status line and header block of an HTTP/1.x response, written by hand into a reusable
-// string: one pass, no per-field allocation, and one buffer to send, where Beast's serializer
-// walks a nest of buffer-sequence views (it was the largest single cost of a 429 reply).
-// No Asio or Beast here.
+// The status line and header block of an HTTP/1.x response (and the request line and headers
+// of the gateway's requests to its endpoints), written by hand into a reusable string: one
+// pass, no per-field allocation, and one buffer to send, where Beast's serializer walks a nest
+// of buffer-sequence views (it was the largest single cost of a 429 reply). No Asio or Beast
+// here.
 
 #include <cstddef>
 #include <optional>
@@ -34,6 +35,13 @@ struct ResponseFraming {
 /// is dropped rather than sent (no response splitting).
 void AppendResponseHead(std::string* out, unsigned status, std::string_view content_type,
                         const ResponseFraming& framing, const Headers& headers = {});
+
+/// Appends an HTTP/1.1 request head with a body of `content_length` bytes to `out`: the request
+/// line, `Host`, `headers` in order (duplicates kept, as a proxy passes them), `Content-Length`,
+/// blank line; the connection is kept alive (HTTP/1.1's default). A header whose name or value
+/// holds CR, LF or NUL is dropped (no request smuggling).
+void AppendRequestHead(std::string* out, std::string_view method, std::string_view target,
+                       std::string_view host, const Headers& headers, std::size_t content_length);
 
 /// Appends the chunk-size line of an HTTP/1.1 chunk of `size` bytes ("1a\r\n") to `out`.
 void AppendChunkSize(std::string* out, std::size_t size);

@@ -1,7 +1,9 @@
 // The hand-written response head of src/net/response_head.h: status line in the request's
 // version, framing headers by version (no chunked encoding for HTTP/1.0; Connection: close for
 // 1.1 only when closing, Connection: keep-alive for 1.0 only when keeping), no header with CR
-// or LF (response splitting), and chunk-size lines in hex.
+// or LF (response splitting), and chunk-size lines in hex; and the gateway's request head to
+// its endpoints: request line, Host, the headers passed on in order, duplicates kept,
+// Content-Length, none with CR, LF or NUL (request smuggling).
 
 #include "net/response_head.h"
 
@@ -70,6 +72,20 @@ TEST(ResponseHeadTest, UnknownStatusHasAnEmptyReason) {
   ResponseFraming f;
   f.content_length = 0;
   EXPECT_EQ(Head(299, f).rfind("HTTP/1.1 299 \r\n", 0), 0u);
+}
+
+TEST(ResponseHeadTest, RequestHeadKeepsHeadersInOrderAndDropsUnsafeOnes) {
+  std::string out;
+  AppendRequestHead(&out, "POST", "/v1/completions", "10.0.0.1:8000",
+                    {{"Authorization", "Bearer k"},
+                     {"X-Tag", "a"},
+                     {"X-Tag", "b"},
+                     {"X-Evil", "x\r\nContent-Length: 0"},
+                     {std::string("X-Nul\0", 6), "y"}},
+                    34);
+  EXPECT_EQ(out,
+            "POST /v1/completions HTTP/1.1\r\nHost: 10.0.0.1:8000\r\n"
+            "Authorization: Bearer k\r\nX-Tag: a\r\nX-Tag: b\r\nContent-Length: 34\r\n\r\n");
 }
 
 TEST(ResponseHeadTest, ChunkSizeIsHex) {
