@@ -152,10 +152,10 @@ spillway_rate=${result%% 429/s*}
 # 429 (its default error page and a Retry-After header) to the same POSTs, keyed by the same
 # Authorization header, one worker process. Skipped when nginx is not installed (NGINX=0 too).
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
-if [ "${NGINX:-1}" = 0 ] || [ ! -x "$nginx" ]; then
-  echo "reject_throughput: nginx not run (scripts/deps.sh bench installs it)"
+if [ "${NGINX:-1}" = 0 ]; then
   exit 0
 fi
+[ -x "$nginx" ] || die "nginx not found, the reference of this benchmark (scripts/deps.sh bench; NGINX=0 skips it)"
 nginx_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mkdir -p "$tmp/nginx"
 cat >"$tmp/nginx/nginx.conf" <<CONF

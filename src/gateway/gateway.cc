@@ -152,7 +152,8 @@ struct Gateway::Impl {
   bool reload_pending = false;  // guarded by reload_mu
   bool reloader_stop = false;   // guarded by reload_mu
 
-  explicit Impl(GatewayConfig c) : config(std::move(c)) {}
+  explicit Impl(GatewayConfig c)
+      : config(std::move(c)), ioc(net::ConcurrencyHint(config.threads)) {}
 
   WatchContext Watch() { return {&state, &metrics, &clock, &stop}; }
 

@@ -11,6 +11,10 @@ int IoThreadCount(int threads) {
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+int ConcurrencyHint(int threads) {
+  return IoThreadCount(threads) == 1 ? 1 : BOOST_ASIO_CONCURRENCY_HINT_DEFAULT;
+}
+
 void RunOnThreads(boost::asio::io_context& ioc, int threads) {
   const int n = IoThreadCount(threads);
   std::vector<std::thread> others;

@@ -50,7 +50,10 @@ struct Server::Impl {
   int exit_code = 0;
 
   explicit Impl(ServerConfig c)
-      : config(std::move(c)), engine_config(ResolveServedEngine(config)), metrics(config.model) {}
+      : config(std::move(c)),
+        engine_config(ResolveServedEngine(config)),
+        ioc(net::ConcurrencyHint(config.threads)),
+        metrics(config.model) {}
 
   /// Each SIGUSR1 toggles the /metrics stall (fault injection).
   void WaitForStallToggles(asio::signal_set& signals) {
