@@ -97,8 +97,9 @@ std::string GatewayLine(const std::string& url) {
     auto n = [&m](std::string_view name) { return m.Sum(name).value_or(0); };
     return fmt::format(
         "gateway: received {:.0f} attempts, shed {:.0f} itself, forwarded {:.0f} to the engines "
-        "({:.0f} of them its own retries, {:.0f} retries not sent), completed {:.0f}, failed "
-        "{:.0f}, cancelled {:.0f}\n",
+        "({:.0f} of them its own retries, {:.0f} retries not sent); completed {:.0f}; failed "
+        "{:.0f} (an engine's refusal passed on, an error or the deadline); cancelled by their "
+        "clients {:.0f}\n",
         n("spillway_gateway_received_total"), n("spillway_gateway_shed_total"),
         n("spillway_gateway_forwarded_total"), n("spillway_gateway_retries_total"),
         n("spillway_gateway_retries_denied_total"), n("spillway_gateway_completed_total"),

@@ -49,8 +49,9 @@ EndpointPool::Changes EndpointPool::Update(std::vector<Upstream> wanted,
   Changes changes;
   pool_.Reconfigure(config.PoolSettings());
   for (std::size_t i = 0; i < upstreams_.size(); ++i) {
+    const std::string key = upstreams_[i]->target.Key();
     const bool kept = std::any_of(wanted.begin(), wanted.end(),
-                                  [&](const Upstream& u) { return u.url == upstreams_[i]->url; });
+                                  [&](const Upstream& u) { return u.target.Key() == key; });
     if (!kept && !pool_.removed(i)) {
       pool_.SetRemoved(i, true, now);
       ++generations_[i];  // its loops end
@@ -58,26 +59,54 @@ EndpointPool::Changes EndpointPool::Update(std::vector<Upstream> wanted,
     }
   }
   for (Upstream& u : wanted) {
+    const std::string key = u.target.Key();
     const auto at = std::find_if(upstreams_.begin(), upstreams_.end(),
-                                 [&](const auto& have) { return have->url == u.url; });
+                                 [&](const auto& have) { return have->target.Key() == key; });
     if (at == upstreams_.end()) {
       changes.started.push_back({pool_.AddEndpoint(StateOf(u)), 1});
       kinds_.push_back(u.kind);
       generations_.push_back(1);
       upstreams_.push_back(std::make_shared<const Upstream>(std::move(u)));
+      ++changes.added;
       continue;
     }
     const auto i = static_cast<std::size_t>(at - upstreams_.begin());
-    if (pool_.removed(i)) {  // added back: a fresh address and kind, a clean health record
-      pool_.SetRemoved(i, false, now);
-      kinds_[i] = u.kind;
-      ++generations_[i];
-      upstreams_[i] = std::make_shared<const Upstream>(std::move(u));
-      changes.started.push_back({i, generations_[i]});
+    const bool back = pool_.removed(i);
+    const bool changed = (*at)->kind != u.kind || (*at)->addresses != u.addresses;
+    if (!back && !changed) {
+      continue;  // as it was: its loops, connections and spelling stay
     }
+    if (back) {  // added back: a clean health record
+      pool_.SetRemoved(i, false, now);
+      ++changes.added;
+    } else {
+      ++changes.changed;
+    }
+    kinds_[i] = u.kind;  // learned again at the next scrape when not given
+    ++generations_[i];
+    upstreams_[i] = std::make_shared<const Upstream>(std::move(u));
+    changes.started.push_back({i, generations_[i]});
   }
   DispatchLocked(now);
   return changes;
+}
+
+void EndpointPool::Retire(Seconds now) {
+  const std::lock_guard lock(mu_);
+  retired_ = true;
+  DispatchLocked(now);
+}
+
+void EndpointPool::RemoveAllIfRetiredLocked(Seconds now) {
+  if (!retired_ || pool_.waiting() > 0) {
+    return;
+  }
+  for (std::size_t i = 0; i < upstreams_.size(); ++i) {
+    if (!pool_.removed(i)) {
+      pool_.SetRemoved(i, true, now);
+      ++generations_[i];
+    }
+  }
 }
 
 std::uint64_t EndpointPool::generation(std::size_t i) const {
@@ -130,9 +159,12 @@ std::optional<routing::Pool::Placement> EndpointPool::Resolve(routing::Ticket ti
   waiters_.erase(ticket);
   if (client_gone) {
     pool_.CancelWaiting(ticket);
+    RemoveAllIfRetiredLocked(now);
     return std::nullopt;
   }
-  return pool_.ExpireWaiting(ticket, now);  // woken without a placement: its wait ran out
+  std::optional<routing::Pool::Placement> expired = pool_.ExpireWaiting(ticket, now);
+  RemoveAllIfRetiredLocked(now);
+  return expired;  // woken without a placement: its wait ran out
 }
 
 std::size_t EndpointPool::waiting() const {
@@ -149,10 +181,11 @@ void EndpointPool::DispatchLocked(Seconds now) {
   while (pool_.waiting() > 0) {
     std::optional<routing::Pool::Placement> p = pool_.DispatchNext(now);
     if (!p.has_value()) {
-      return;
+      break;
     }
     WakeLocked(std::move(*p));
   }
+  RemoveAllIfRetiredLocked(now);
 }
 
 void EndpointPool::WakeLocked(routing::Pool::Placement p) {

@@ -69,18 +69,22 @@ class EndpointPool {
   /// Where endpoint `i` is (kept alive by the caller across a reload that replaces it).
   std::shared_ptr<const Upstream> upstream(std::size_t i) const;
 
-  /// A config reload: the pool's endpoints become `wanted` (by URL) and its settings
-  /// `config`'s. Endpoints not wanted are removed (no new work; in-flight requests finish);
-  /// new ones are added; ones removed before and wanted again come back (with their new
-  /// address). Those waiting are routed again (503 no_endpoint once no endpoint is left).
-  /// Returns the endpoints whose scrape and probe loops must start.
+  /// A config reload: the pool's endpoints become `wanted` and its settings `config`'s. An
+  /// endpoint is known by its host, port and base path (net::Target::Key), whatever the
+  /// spelling of its URL. Endpoints not wanted are removed (no new work; in-flight requests
+  /// finish); new ones are added; ones removed before and wanted again come back; one whose
+  /// configured kind or resolved addresses changed is restarted with them (its loops anew, what
+  /// was measured of it kept). Those waiting are routed again (503 no_endpoint once no
+  /// endpoint is left). Returns the endpoints whose scrape and probe loops must start.
   struct Started {
     std::size_t endpoint = 0;
     std::uint64_t generation = 0;
   };
   struct Changes {
-    std::vector<Started> started;  ///< added, or added back
+    std::vector<Started> started;  ///< added, added back or changed
+    std::size_t added = 0;
     std::size_t removed = 0;
+    std::size_t changed = 0;
   };
   Changes Update(std::vector<Upstream> wanted, const GatewayConfig& config, Seconds now);
   /// The generation of endpoint `i`: a scrape or probe loop started for it lives while
@@ -89,6 +93,10 @@ class EndpointPool {
   bool Watched(std::size_t i, std::uint64_t generation) const;
   /// Endpoints in the pool (not removed).
   std::size_t active() const;
+  /// A config reload removed the pool's model: no request arrives any more (the caller drops
+  /// the pool from the state); those waiting in its queue still leave it as they would (sent,
+  /// or refused when their wait runs out), and once none waits, every endpoint is removed.
+  void Retire(Seconds now);
 
   // The routing core's calls (routing/pool.h), under the lock. Each call that may free a slot
   // (an attempt's end, a scrape, a probe, a health change, an arrival that queued) then lets
@@ -134,6 +142,8 @@ class EndpointPool {
   void DispatchLocked(Seconds now);
   /// Hands `p` to its waiter and wakes it; under the lock.
   void WakeLocked(routing::Pool::Placement p);
+  /// A retired pool with nobody waiting: every endpoint removed; under the lock.
+  void RemoveAllIfRetiredLocked(Seconds now);
 
   std::string model_;
   mutable std::mutex mu_;
@@ -141,6 +151,7 @@ class EndpointPool {
   routing::Pool pool_;
   std::vector<std::optional<routing::EngineKind>> kinds_;
   std::vector<std::uint64_t> generations_;
+  bool retired_ = false;
   std::map<routing::Ticket, std::shared_ptr<Waiter>> waiters_;  // those in the wait queue
 };
 

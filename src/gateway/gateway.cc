@@ -232,22 +232,30 @@ struct Gateway::Impl {
         for (std::size_t i = 0; i < pool->size(); ++i) {
           changes.started.push_back({i, pool->generation(i)});
         }
+        changes.added = pool->size();
       }
       for (const EndpointPool::Started& s : changes.started) {
         StartWatching(pool, s.endpoint, s.generation);
       }
-      summary +=
-          fmt::format("{}'{}' ({} endpoints, {} added, {} removed)", summary.empty() ? "" : ", ",
-                      model, pool->active(), changes.started.size(), changes.removed);
+      summary += fmt::format("{}'{}' ({} endpoint{}, {} added, {} removed, {} changed)",
+                             summary.empty() ? "" : ", ", model, pool->active(),
+                             pool->active() == 1 ? "" : "s", changes.added, changes.removed,
+                             changes.changed);
       next->pools.push_back(std::move(pool));
     }
     handler->OnReload(*before->config, *cfg);
     state.Set(next);
     for (const auto& pool : before->pools) {  // models no longer served: their endpoints drain
       if (std::find(next->pools.begin(), next->pools.end(), pool) == next->pools.end()) {
-        pool->Update({}, *cfg, now);
-        summary += fmt::format(", '{}' removed", pool->model());
+        const std::size_t waiting = pool->waiting();
+        pool->Retire(now);
+        summary += fmt::format(", '{}' removed{}", pool->model(),
+                               waiting > 0 ? fmt::format(" ({} waiting go first)", waiting) : "");
       }
+    }
+    if (before->config->api_keys != cfg->api_keys) {
+      summary += fmt::format("; API keys changed ({} now; every tenant's bucket starts full)",
+                             cfg->api_keys.size());
     }
     metrics.config_reloads_total->With({"ok"}).Inc();
     metrics.config_last_reload_successful->Set(1);
@@ -385,7 +393,8 @@ int Gateway::Run() {
   }
   std::string pools;
   for (const auto& p : m.state.Get()->pools) {
-    pools += fmt::format("{}'{}' ({} endpoints)", pools.empty() ? "" : ", ", p->model(), p->size());
+    pools += fmt::format("{}'{}' ({} endpoint{})", pools.empty() ? "" : ", ", p->model(), p->size(),
+                         p->size() == 1 ? "" : "s");
   }
   std::cerr << fmt::format(
       "spillway gateway: listening on http://{}:{} (router {}, staleness {}, TTFT SLO {:g} s, "

@@ -86,10 +86,7 @@ std::string UrlProblem(const std::string& url) {
 }
 
 /// host:port/path of an endpoint URL, to tell two spellings of one endpoint apart from two.
-std::string Canonical(const std::string& url) {
-  const net::Target t = net::ParseTarget(url);
-  return t.host + ":" + t.port + t.base_path;
-}
+std::string Canonical(const std::string& url) { return net::ParseTarget(url).Key(); }
 
 void ReadPools(const Field& pools, GatewayConfig* c) {
   for (const Field& p : pools.Items()) {

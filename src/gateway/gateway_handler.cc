@@ -161,22 +161,29 @@ std::optional<net::EarlyReply> GatewayHandler::Head(const net::Request& head) {
     return net::EarlyReply{static_cast<unsigned>(e.http_status), api::ErrorJson(e),
                            std::move(headers)};
   };
-  if (draining_.load()) {
-    return early(server::ContractError("draining", "The gateway is shutting down."), "draining",
-                 api::ContractHeaders("draining", 1));
-  }
   const std::shared_ptr<const GatewayState> state = state_.Get();
   const GatewayConfig& config = *state->config;
-  // Who asks (the API key), how urgently, and at what rate (the tenant's bucket).
+  // As serve decides them (ApiHandler::Head): who asks (the API key), the framing, how
+  // urgently, whether the gateway still takes work, and at what rate (the tenant's bucket).
   const auto auth = head[http::field::authorization];
   const server::ApiKey* key =
       server::FindApiKey(config.api_keys, std::string_view(auth.data(), auth.size()));
   if (key == nullptr) {
     return early(server::Unauthorized(), "invalid_api_key");
   }
+  // A POST with neither Content-Length nor chunked framing has no body (RFC 9112 §6.3).
+  if (!head.has_content_length() && !head.chunked()) {
+    return early(Error(411, "The request needs a JSON body with Content-Length.",
+                       "invalid_request_error", "length_required"),
+                 "length_required");
+  }
   if (const auto h = head["X-Priority-Class"];
       !h.empty() && !server::ParsePriorityClass(std::string_view(h.data(), h.size()))) {
     return early(server::InvalidPriority(), "invalid_priority");
+  }
+  if (draining_.load()) {
+    return early(server::ContractError("draining", "The gateway is shutting down."), "draining",
+                 api::ContractHeaders("draining", 1));
   }
   AdmissionDecision bucket;
   {
@@ -186,12 +193,6 @@ std::optional<net::EarlyReply> GatewayHandler::Head(const net::Request& head) {
   if (!bucket.admitted()) {
     return early(server::OverloadError(bucket, config.router.ttft_slo_s, config.request_timeout_s),
                  "rate_limited", server::OverloadHeaders(bucket));
-  }
-  // A POST with neither Content-Length nor chunked framing has no body (RFC 9112 §6.3).
-  if (!head.has_content_length() && !head.chunked()) {
-    return early(Error(411, "The request needs a JSON body with Content-Length.",
-                       "invalid_request_error", "length_required"),
-                 "length_required");
   }
   return std::nullopt;
 }

@@ -49,10 +49,10 @@ class GatewayHandler {
   void OnReload(const GatewayConfig& before, const GatewayConfig& after);
 
   /// The refusals a completion request's head decides, before its body is read or parsed
-  /// (net::HttpServer::HeadHandler), in this order: 503 draining, 401 invalid_api_key, 400
-  /// invalid_priority, 429 rate_limited (the key's tenant's token bucket, which this spends),
-  /// 411 length_required; nullopt for any other request. (No endpoint needs the pool, named by
-  /// the body's model: decided after the parse.) Thread-safe.
+  /// (net::HttpServer::HeadHandler), in serve's order: 401 invalid_api_key, 411
+  /// length_required, 400 invalid_priority, 503 draining, 429 rate_limited (the key's tenant's
+  /// token bucket, which this spends); nullopt for any other request. (No endpoint needs the pool,
+  /// named by the body's model: decided after the parse.) Thread-safe.
   std::optional<net::EarlyReply> Head(const net::Request& head);
 
   boost::asio::awaitable<void> operator()(net::HttpConnection& conn);

@@ -38,9 +38,12 @@ GatewayMetrics::GatewayMetrics() {
   received_total =
       &r.AddCounter("spillway_gateway_received_total", "Completion requests received (valid).")
            .Get();
-  shed_total = &r.AddCounter("spillway_gateway_shed_total",
-                             "Requests refused by the gateway itself (429, 503).")
-                    .Get();
+  shed_total =
+      &r.AddCounter("spillway_gateway_shed_total",
+                    "Valid requests refused by the gateway's router or queue (429, 503); refusals "
+                    "at the door (401, 429 rate_limited, 503 draining) come before a "
+                    "request is received and are in requests_total only.")
+           .Get();
   completed_total = &r.AddCounter("spillway_gateway_completed_total",
                                   "Requests relayed to the end with status 200.")
                          .Get();
@@ -113,6 +116,8 @@ GatewayMetrics::GatewayMetrics() {
                   "and the gateway runs on the config before it.")
            .Get();
   config_last_reload_successful->Set(1);
+  config_reloads_total->With({"ok"});  // both series from the start, at 0
+  config_reloads_total->With({"error"});
   process = std::make_unique<server::ProcessMetrics>(r);
 }
 

@@ -32,7 +32,9 @@ struct GatewayMetrics {
   metrics::Family<metrics::Counter>* requests_total;  ///< {model, status, reason, by}
   // The ledger.
   metrics::Counter* received_total;
-  metrics::Counter* shed_total;       ///< refused by the gateway itself (429, 503)
+  /// Valid requests refused by the router or the wait queue (429, 503); the door's refusals
+  /// (GatewayHandler::Head) come before `received` and are in requests_total only.
+  metrics::Counter* shed_total;
   metrics::Counter* completed_total;  ///< relayed to the end with status 200
   metrics::Counter* failed_total;     ///< a refusal or error passed on, a deadline, a broken stream
   metrics::Counter* cancelled_total;  ///< the client left
@@ -62,7 +64,7 @@ struct GatewayMetrics {
   /// Config reloads (SIGHUP) by result (ok, error), and whether the last one applied (1; 0
   /// when it failed and the gateway runs on the config before it), as Prometheus's own
   /// prometheus_config_last_reload_successful.
-  metrics::Family<metrics::Counter>* config_reloads_total;  ///< {result}
+  metrics::Family<metrics::Counter>* config_reloads_total;  ///< {result}: ok, error (both at 0)
   metrics::Gauge* config_last_reload_successful;
 
   std::unique_ptr<server::ProcessMetrics> process;

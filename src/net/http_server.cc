@@ -203,6 +203,29 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
       if (!ec) {
         ParseBuffered(parser, buffer, ec);  // a small body came with its head: no more reads
       }
+      if (!ec && !parser.is_done() && early.has_value()) {
+        // Refused while its body is still on its way: answered now, as nginx does, and the
+        // rest of the body read and dropped below (a body that stalls closes the connection
+        // at the deadline, the request answered and counted once).
+        HttpConnection conn(stream, buffer, parser.get(), scratch);
+        const bool sent = co_await conn.Reply(early->status, "application/json",
+                                              std::move(early->body), early->headers);
+        early.reset();
+        if (!sent) {
+          break;
+        }
+        std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, kUse);
+        stream.expires_never();
+        first = false;
+        if (ec == http::error::body_limit) {  // a chunked body over the limit: drop the rest
+          linger = true;
+          announced_bytes = AnnouncedBodyBytes(parser.get(), options_.max_body_bytes);
+        }
+        if (ec || !conn.keep_alive()) {
+          break;
+        }
+        continue;
+      }
       if (!ec && !parser.is_done()) {
         std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, kUse);
       }

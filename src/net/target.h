@@ -15,6 +15,9 @@ struct Target {
 
   /// base_path + `path` (which starts with '/').
   std::string Path(std::string_view path) const { return base_path + std::string(path); }
+  /// host:port/base_path: one endpoint whatever the spelling of its URL (a default port, a
+  /// trailing '/' or "/v1").
+  std::string Key() const { return host + ":" + port + base_path; }
 };
 
 /// Parses `url`: scheme http (https is not supported), a host, an optional port and an

@@ -84,6 +84,30 @@ TEST_F(HeadRefusalTest, TheConnectionServesPipelinedRequestsAfterARefusal) {
   EXPECT_FALSE(conn.peer_closed());
 }
 
+TEST_F(HeadRefusalTest, ARefusalGoesBeforeABodyStillOnItsWayAndIsCountedOnce) {
+  RawConnection conn(server().port());
+  ASSERT_TRUE(conn.connected());
+  const std::string body(2000, ' ');
+  ASSERT_TRUE(conn.Send(
+      "POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer key-limited\r\n"
+      "Content-Type: application/json\r\nContent-Length: 2000\r\n\r\n" +
+      body.substr(0, 10)));
+  // Well before the server's 10 s request deadline: the refusal does not wait for the body.
+  const std::optional<server_test::RawResponse> r = conn.ReadResponse(2.0);
+  ASSERT_TRUE(r.has_value()) << "no answer while the body was incomplete";
+  EXPECT_EQ(r->status, 429);
+  // The rest of the body comes: read and dropped, and the connection serves the next request.
+  ASSERT_TRUE(conn.Send(body.substr(10) + RawPost("HTTP/1.1", "/v1/completions",
+                                                  R"({"prompt":[1],"max_tokens":1})",
+                                                  "Authorization: Bearer key-free\r\n")));
+  const std::optional<server_test::RawResponse> next = conn.ReadResponse(server_test::kTimeoutS);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->status, 200) << next->body;
+  const std::string m = client().Get("/metrics").body;
+  EXPECT_EQ(MetricSum(m, "spillway_http_requests_total", {{"status", "429"}}), 1);
+  EXPECT_EQ(MetricSum(m, "spillway_http_requests_total", {{"status", "408"}}), 0);
+}
+
 TEST_F(HeadRefusalTest, ExpectContinueGetsTheRefusalInsteadOfThe100) {
   RawConnection conn(server().port());
   ASSERT_TRUE(conn.connected());
