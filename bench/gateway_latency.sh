@@ -5,14 +5,17 @@
 # load (keep-alive connections, a small JSON body):
 #   direct    wrk -> upstream
 #   nginx     wrk -> nginx proxy_pass (HTTP/1.1 and keep-alive to the upstream) -> upstream
-#   gateway   wrk -> spillway gateway (round-robin, a new upstream connection per request) -> upstream
+#   gateway   wrk -> spillway gateway (round-robin, keep-alive to the upstream) -> upstream
 # For each: p50 and p99 latency and the rate wrk reached; the added latency is the difference to
-# direct.
+# direct. That is at saturation (wrk sends as fast as answers come). Then the three again at a
+# fixed RATE with h2load (--rps, 10 clients: Debian's nghttp2-client), the latency of each
+# request from its log: what each hop adds when it is not the bottleneck.
 #
 #   bench/gateway_latency.sh [SPILLWAY_BINARY]      # default $SPILLWAY, else build/spillway
 #
 # Environment: DURATION [10s] CONNECTIONS [16] PIN [1] (the proxies and the upstream on CPU 0,
-# wrk on CPU 1, with >= 2 CPUs). Needs wrk and nginx (`scripts/deps.sh bench`). Builds nothing.
+# wrk on CPU 1, with >= 2 CPUs) RATE [1000] (requests/s of the paced runs; 0 skips them).
+# Needs wrk, nginx and h2load (`scripts/deps.sh bench`). Builds nothing.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -97,3 +100,30 @@ awk '
       printf "%-8s %10d %10d %14d %14d %10d %7d\n", name[i], p50[i], p99[i], p50[i] - p50[1],
              p99[i] - p99[1], rps[i], err[i]
   }' <<<"$results"
+
+# Paced: RATE requests/s from 10 h2load clients (each --rps RATE/10), DURATION long.
+rate=${RATE:-1000}
+[ "$rate" -gt 0 ] || exit 0
+command -v h2load >/dev/null || die "h2load not found (scripts/deps.sh bench; RATE=0 skips it)"
+printf '{"prompt":[1,2,3],"max_tokens":1}' >"$tmp/body.json"
+paced() {  # paced NAME URL: prints "NAME p50_us p99_us requests non2xx"
+  rm -f "$tmp/h2load.log"
+  "${client_cpu[@]}" h2load --h1 -c 10 --rps "$((rate / 10))" -D "${duration%s}" \
+    -d "$tmp/body.json" -H 'Content-Type: application/json' --log-file="$tmp/h2load.log" \
+    "$2/v1/completions" >/dev/null
+  sort -n -k3 "$tmp/h2load.log" | awk -v name="$1" '
+    { us[NR] = $3; if ($2 < 200 || $2 > 299) bad++ }
+    END { printf "%s %d %d %d %d\n", name, us[int(NR * 0.5)], us[int(NR * 0.99)], NR, bad }'
+}
+paced_results=$(paced direct "http://127.0.0.1:$up_port"; paced nginx "http://127.0.0.1:$proxy_port"
+  paced gateway "$gw_url")
+echo "gateway_latency: paced at $rate requests/s (h2load, 10 clients), $duration each"
+awk '
+  { name[NR] = $1; p50[NR] = $2; p99[NR] = $3; n[NR] = $4; bad[NR] = $5 }
+  END {
+    printf "%-8s %10s %10s %14s %14s %10s %7s\n", "path", "p50 us", "p99 us", "added p50 us",
+           "added p99 us", "requests", "non-2xx"
+    for (i = 1; i <= NR; ++i)
+      printf "%-8s %10d %10d %14d %14d %10d %7d\n", name[i], p50[i], p99[i], p50[i] - p50[1],
+             p99[i] - p99[1], n[i], bad[i]
+  }' <<<"$paced_results"

@@ -52,7 +52,7 @@ packages_of() {
       command -v npm >/dev/null 2>&1 || packages+=(npm)
       ;;
     soak) packages+=("${build[@]}" curl gnuplot-nox) ;;
-    bench) packages+=("${build[@]}" gnuplot-nox wrk curl nginx prometheus-cpp-dev) ;;
+    bench) packages+=("${build[@]}" gnuplot-nox wrk curl nginx nghttp2-client prometheus-cpp-dev) ;;
     fuzz) packages+=("${build[@]}" clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14) ;;
     format) packages+=(clang-format git) ;;
     all)
