@@ -81,9 +81,9 @@ std::string DiscoverModel(const Upstream& up) {
 }
 
 /// Every endpoint of `config`, resolved, by model in the config's order. An endpoint of a pool
-/// without a model name serves the model `known` says it serves (an endpoint already in a pool),
-/// else the one its GET /v1/models reports. Throws std::runtime_error naming the endpoint
-/// that cannot be resolved or asked.
+/// without a model name serves the model `known` says it serves (an endpoint already in a pool,
+/// by net::Target::Key), else the one its GET /v1/models reports. Throws std::runtime_error naming
+/// the endpoint that cannot be resolved or asked.
 std::vector<std::pair<std::string, std::vector<Upstream>>> WantedPools(
     const GatewayConfig& config, const std::map<std::string, std::string>& known) {
   asio::io_context ioc;
@@ -93,9 +93,9 @@ std::vector<std::pair<std::string, std::vector<Upstream>>> WantedPools(
       Upstream up = Resolved(ioc, u);
       std::string model = p.model;
       if (model.empty()) {
-        const auto it = known.find(up.url);
+        const auto it = known.find(up.target.Key());
         model = it != known.end() ? it->second : DiscoverModel(up);
-      } else if (known.count(up.url) == 0) {
+      } else if (known.count(up.target.Key()) == 0) {
         CheckModel(up, p.model);
       }
       auto at =
@@ -193,11 +193,11 @@ struct Gateway::Impl {
   /// "error"}).
   void Reload() {
     const std::shared_ptr<const GatewayState> before = state.Get();
-    std::map<std::string, std::string> known;  // url -> model, of the endpoints in a pool
+    std::map<std::string, std::string> known;  // Target::Key -> model, of those in a pool
     for (const auto& pool : before->pools) {
       for (std::size_t i = 0; i < pool->size(); ++i) {
         if (pool->Watched(i, pool->generation(i))) {
-          known[pool->upstream(i)->url] = pool->model();
+          known[pool->upstream(i)->target.Key()] = pool->model();
         }
       }
     }
