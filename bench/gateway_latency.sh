@@ -90,16 +90,21 @@ run() {  # run NAME URL: one wrk run; prints "NAME p50_us p99_us rps errors"
     END { printf "%s %d %d %.0f %d\n", name, p50, p99, rps, errs }' <<<"$out"
 }
 results=$(run direct "http://127.0.0.1:$up_port"; run nginx "http://127.0.0.1:$proxy_port"; run gateway "$gw_url")
+# table COUNT_HEADER ERRORS_HEADER: the runs on stdin ("NAME p50 p99 COUNT ERRORS", direct
+# first) as a table, with what each adds to direct.
+table() {
+  awk -v count="$1" -v errors="$2" '
+    { name[NR] = $1; p50[NR] = $2; p99[NR] = $3; n[NR] = $4; err[NR] = $5 }
+    END {
+      printf "%-8s %10s %10s %14s %14s %10s %7s\n", "path", "p50 us", "p99 us", "added p50 us",
+             "added p99 us", count, errors
+      for (i = 1; i <= NR; ++i)
+        printf "%-8s %10d %10d %14d %14d %10d %7d\n", name[i], p50[i], p99[i], p50[i] - p50[1],
+               p99[i] - p99[1], n[i], err[i]
+    }'
+}
 echo "gateway_latency: $connections connections, $duration each, wrk on its own CPU when pinned"
-awk '
-  { name[NR] = $1; p50[NR] = $2; p99[NR] = $3; rps[NR] = $4; err[NR] = $5 }
-  END {
-    printf "%-8s %10s %10s %14s %14s %10s %7s\n", "path", "p50 us", "p99 us", "added p50 us",
-           "added p99 us", "req/s", "errors"
-    for (i = 1; i <= NR; ++i)
-      printf "%-8s %10d %10d %14d %14d %10d %7d\n", name[i], p50[i], p99[i], p50[i] - p50[1],
-             p99[i] - p99[1], rps[i], err[i]
-  }' <<<"$results"
+table req/s errors <<<"$results"
 
 # Paced: RATE requests/s from 10 h2load clients (each --rps RATE/10), DURATION long.
 rate=${RATE:-1000}
@@ -118,12 +123,4 @@ paced() {  # paced NAME URL: prints "NAME p50_us p99_us requests non2xx"
 paced_results=$(paced direct "http://127.0.0.1:$up_port"; paced nginx "http://127.0.0.1:$proxy_port"
   paced gateway "$gw_url")
 echo "gateway_latency: paced at $rate requests/s (h2load, 10 clients), $duration each"
-awk '
-  { name[NR] = $1; p50[NR] = $2; p99[NR] = $3; n[NR] = $4; bad[NR] = $5 }
-  END {
-    printf "%-8s %10s %10s %14s %14s %10s %7s\n", "path", "p50 us", "p99 us", "added p50 us",
-           "added p99 us", "requests", "non-2xx"
-    for (i = 1; i <= NR; ++i)
-      printf "%-8s %10d %10d %14d %14d %10d %7d\n", name[i], p50[i], p99[i], p50[i] - p50[1],
-             p99[i] - p99[1], n[i], bad[i]
-  }' <<<"$paced_results"
+table requests non-2xx <<<"$paced_results"

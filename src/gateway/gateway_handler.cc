@@ -178,7 +178,7 @@ std::optional<net::EarlyReply> GatewayHandler::Head(const net::Request& head) {
                  "length_required");
   }
   if (const auto h = head["X-Priority-Class"];
-      !h.empty() && !server::ParsePriorityClass(std::string_view(h.data(), h.size()))) {
+      !server::PriorityFor(*key, std::string_view(h.data(), h.size()))) {
     return early(server::InvalidPriority(), "invalid_priority");
   }
   if (draining_.load()) {
@@ -212,12 +212,9 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     co_await SendError(conn, server::Unauthorized());
     co_return;
   }
-  std::int32_t priority = key->max_priority;
-  if (const auto h = request["X-Priority-Class"]; !h.empty()) {
-    priority = std::max(
-        server::ParsePriorityClass(std::string_view(h.data(), h.size())).value_or(priority),
-        key->max_priority);
-  }
+  const auto h = request["X-Priority-Class"];
+  const std::int32_t priority =  // (Head refused a header that is not a class)
+      server::PriorityFor(*key, {h.data(), h.size()}).value_or(key->max_priority);
   auto parsed = api::ParseCompletionRequest(
       request.body(), chat ? api::Endpoint::kChatCompletions : api::Endpoint::kCompletions);
   if (!parsed) {

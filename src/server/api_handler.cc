@@ -165,7 +165,7 @@ std::optional<net::EarlyReply> ApiHandler::Head(const net::Request& head) {
                        "invalid_request_error", "length_required"));
   }
   if (const auto h = head["X-Priority-Class"];
-      !h.empty() && !ParsePriorityClass(std::string_view(h.data(), h.size()))) {
+      !PriorityFor(*key, std::string_view(h.data(), h.size()))) {
     return Early(InvalidPriority());
   }
   AdmissionDecision d;
@@ -274,7 +274,6 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
     co_return;
   }
   const std::string tenant = key->tenant;
-  const std::int32_t max_priority = key->max_priority;
   auto parsed = api::ParseCompletionRequest(
       conn.request().body(), chat ? api::Endpoint::kChatCompletions : api::Endpoint::kCompletions);
   if (!parsed) {
@@ -311,16 +310,13 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
     co_return;
   }
   // Priority class: X-Priority-Class, never more urgent than the key allows.
-  std::int32_t priority = max_priority;
-  if (const auto h = conn.request()["X-Priority-Class"]; !h.empty()) {
-    const std::optional<std::int32_t> asked =
-        ParsePriorityClass(std::string_view(h.data(), h.size()));
-    if (!asked.has_value()) {
-      co_await SendError(conn, InvalidPriority());
-      co_return;
-    }
-    priority = std::max(*asked, max_priority);
+  const auto h = conn.request()["X-Priority-Class"];
+  const std::optional<std::int32_t> applied = PriorityFor(*key, {h.data(), h.size()});
+  if (!applied.has_value()) {  // (not reached: Head refused it)
+    co_await SendError(conn, InvalidPriority());
+    co_return;
   }
+  const std::int32_t priority = *applied;
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
   const SubmitRequest submit{tenant, g.prompt_tokens, max_tokens, priority};
   g.admitted = co_await engine_.Submit(submit, executor);

@@ -1,5 +1,7 @@
 #include "server/api_keys.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <charconv>
 
@@ -70,6 +72,17 @@ std::optional<std::int32_t> ParsePriorityClass(std::string_view h) {
     return std::nullopt;
   }
   return v;
+}
+
+std::optional<std::int32_t> PriorityFor(const ApiKey& key, std::string_view header) {
+  if (header.empty()) {
+    return key.max_priority;
+  }
+  const std::optional<std::int32_t> asked = ParsePriorityClass(header);
+  if (!asked.has_value()) {
+    return std::nullopt;
+  }
+  return std::max(*asked, key.max_priority);
 }
 
 api::ApiError InvalidPriority() {

@@ -35,6 +35,11 @@ api::ApiError Unauthorized();
 /// The X-Priority-Class header's class (an integer >= 0); nullopt when it is not one.
 std::optional<std::int32_t> ParsePriorityClass(std::string_view header);
 
+/// The class a request of `key` runs as: its X-Priority-Class `header` (empty: not sent), never
+/// more urgent than the key's max_priority; the key's max_priority without the header; nullopt
+/// when the header is not a class (400 invalid_priority).
+std::optional<std::int32_t> PriorityFor(const ApiKey& key, std::string_view header);
+
 /// 400 invalid_priority, for an X-Priority-Class that is not an integer >= 0.
 api::ApiError InvalidPriority();
 
