@@ -1,13 +1,11 @@
 #include "net/http_connection.h"
 
-#include <sys/socket.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <tuple>
 
@@ -135,33 +133,19 @@ asio::awaitable<bool> HttpConnection::WaitClientGone() {
   if (buffer_.size() > 0) {
     co_return false;  // the client already sent more (pipelining): it is there
   }
-  auto& socket = stream_.socket();
-  const int fd = socket.native_handle();
-  for (;;) {
-    auto [ec] = co_await socket.async_wait(asio::ip::tcp::socket::wait_read, kUse);
-    // After a cancellation the connection (and `socket`) may already be gone: touch nothing.
-    const auto state = co_await asio::this_coro::cancellation_state;
-    if (ec == asio::error::operation_aborted ||
-        state.cancelled() != asio::cancellation_type::none) {
-      co_return false;
-    }
-    if (ec) {
-      co_return true;
-    }
-    // Readable: EOF (0 bytes), a reset, or data. Peek without blocking: the readiness can be
-    // stale (the bytes were already read), and a blocking peek would stall this I/O thread.
-    char byte = 0;
-    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n > 0) {
-      co_return false;
-    }
-    if (n == 0) {
-      co_return true;
-    }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      co_return true;
-    }
+  // A one-byte peek rather than a wait for readability: the reactor queues a receive without a
+  // system call when the socket was just drained (the request was read to its end), where a
+  // wait re-arms epoll (epoll_ctl) every time, one call per request for nothing.
+  char byte = 0;
+  auto [ec, n] = co_await stream_.socket().async_receive(asio::buffer(&byte, 1),
+                                                         asio::ip::tcp::socket::message_peek, kUse);
+  // After a cancellation the connection (and the socket) may already be gone: touch nothing.
+  const auto state = co_await asio::this_coro::cancellation_state;
+  if (ec == asio::error::operation_aborted || state.cancelled() != asio::cancellation_type::none) {
+    co_return false;
   }
+  // Bytes (a pipelined request): not gone. EOF, a reset or any other error: gone.
+  co_return ec || n == 0;
 }
 
 asio::awaitable<void> LingeringClose(beast::tcp_stream& stream, beast::flat_buffer& buffer,

@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "net/parse_buffered.h"
+#include "net/read_deadline.h"
 
 namespace spillway::net {
 namespace {
@@ -46,6 +47,48 @@ std::uint64_t AnnouncedBodyBytes(const Request& request, std::uint64_t otherwise
   std::uint64_t length = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
   return ec == std::errc{} && end != value.data() ? length : otherwise;
+}
+
+using RequestParser = http::request_parser<http::string_body>;
+
+// Reads a request's head into `parser`: parses what `buffer` already holds (a pipelined
+// request needs no read), then reads from the socket directly until the head is complete, an
+// error, EOF, or `deadline` cancels the read. Errors are those of Beast's async_read_header:
+// the parser's (bad request, header_limit), end_of_stream for EOF before any byte of a
+// request, partial_message for EOF within one, beast::error::timeout for the deadline.
+// (Beast's composed read through tcp_stream costs a timer started and cancelled and four
+// layers of handlers per request; this is one reactor operation when the bytes are not there
+// yet, none when they are.)
+asio::awaitable<boost::system::error_code> ReadHead(asio::ip::tcp::socket& socket,
+                                                    beast::flat_buffer& buffer,
+                                                    RequestParser& parser,
+                                                    const ReadDeadline& deadline) {
+  constexpr std::size_t kReadBytes = 4096;
+  boost::system::error_code ec;
+  for (;;) {
+    if (buffer.size() > 0) {
+      const std::size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (ec == http::error::need_more) {
+        ec = {};
+      } else if (ec || parser.is_header_done()) {
+        co_return ec;
+      }
+    }
+    const std::size_t room = std::max(kReadBytes, buffer.capacity() - buffer.size());
+    auto [read_ec, n] = co_await socket.async_read_some(buffer.prepare(room), kUse);
+    buffer.commit(n);
+    if (deadline.expired()) {
+      co_return beast::error::timeout;
+    }
+    if (read_ec == asio::error::eof) {
+      co_return parser.got_some() || buffer.size() > 0 ? http::error::partial_message
+                                                       : http::error::end_of_stream;
+    }
+    if (read_ec) {
+      co_return read_ec;
+    }
+  }
 }
 
 // Counts a connection for as long as it lives. Holds the counter by shared ownership: session
@@ -156,6 +199,11 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
   }
   beast::tcp_stream stream(std::move(socket));
+  const auto head_deadline = std::make_shared<ReadDeadline>(stream.socket());
+  struct DetachOnExit {
+    ReadDeadline& deadline;
+    ~DetachOnExit() { deadline.Detach(); }
+  } detach{*head_deadline};
   beast::flat_buffer buffer;
   std::string scratch;  // response heads, reused across the connection's requests
   scratch.reserve(512);
@@ -163,13 +211,24 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
   bool linger = false;  // an early reply was sent; the request may still be arriving
   std::uint64_t announced_bytes = options_.max_body_bytes;  // the body the client may send
   for (;;) {
-    http::request_parser<http::string_body> parser;
+    RequestParser parser;
     parser.body_limit(options_.max_body_bytes);
     parser.header_limit(kMaxHeaderBytes);
     // One deadline for the whole request, headers and body: a slow or stalled client is cut
     // off (slowloris); between keep-alive requests the idle timeout applies instead.
-    stream.expires_after(Millis(first ? options_.header_timeout_s : options_.idle_timeout_s));
-    auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kUse);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          Millis(first ? options_.header_timeout_s : options_.idle_timeout_s);
+    head_deadline->Set(deadline);
+    auto ec = co_await ReadHead(stream.socket(), buffer, parser, *head_deadline);
+    head_deadline->Clear();
+    std::size_t n = 0;
+    // The body's reads (and a 100 Continue), below, under the same deadline; tcp_stream's
+    // timer is set only for them, the common request whose body came with its head needs none.
+    bool stream_timed = false;
+    const auto until_deadline = [&] {
+      stream.expires_at(deadline);
+      stream_timed = true;
+    };
     // Refused from the head alone: the body, if any, is read below but never parsed.
     std::optional<EarlyReply> early;
     if (!ec && head_handler_) {
@@ -186,7 +245,6 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
       if (expects_continue && early.has_value()) {
         // The refusal is its final answer instead of the 100 (RFC 9110 section 10.1.1); it
         // may still send the body, which the lingering close reads and drops.
-        stream.expires_never();
         HttpConnection conn(stream, buffer, parser.get(), scratch);
         conn.set_close();
         linger = co_await conn.Reply(early->status, "application/json", std::move(early->body),
@@ -196,6 +254,7 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
       }
       if (expects_continue) {
         static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        until_deadline();
         auto [write_ec, written] =
             co_await asio::async_write(stream, asio::buffer(kContinue), kUse);
         ec = write_ec;
@@ -214,6 +273,7 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
         if (!sent) {
           break;
         }
+        until_deadline();
         std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, kUse);
         stream.expires_never();
         first = false;
@@ -227,10 +287,13 @@ asio::awaitable<void> HttpServer::Session(asio::ip::tcp::socket socket) {
         continue;
       }
       if (!ec && !parser.is_done()) {
+        until_deadline();
         std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, kUse);
       }
     }
-    stream.expires_never();
+    if (stream_timed) {
+      stream.expires_never();
+    }
     first = false;
     if (ec == http::error::body_limit) {
       // The header is complete (the limit applies to the body): answer in its HTTP version.

@@ -1,5 +1,7 @@
 #include "server/api_handler.h"
 
+#include "engine/contract_status.h"
+
 #include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -169,20 +171,29 @@ std::optional<net::EarlyReply> ApiHandler::Head(const net::Request& head) {
     return Early(InvalidPriority());
   }
   AdmissionDecision d;
-  if (draining_.load()) {
-    d = AdmissionController::Refusal(OverloadReason::kDraining, 1.0);
-  } else {
+  net::EarlyReply reply;
+  {
     const std::lock_guard lock(door_mu_);
-    d = door_.DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
-  }
-  if (d.admitted()) {
-    return std::nullopt;
+    d = draining_.load() ? AdmissionController::Refusal(OverloadReason::kDraining, 1.0)
+                         : door_.DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
+    if (d.admitted()) {
+      return std::nullopt;
+    }
+    reply.status = static_cast<unsigned>(ContractStatus(d.reason));
+    reply.headers = OverloadHeaders(d);
+    if (last_refusal_.body.empty() || last_refusal_.reason != d.reason ||
+        last_refusal_.headers != reply.headers) {
+      last_refusal_ = {
+          d.reason, reply.headers,
+          api::ErrorJson(OverloadError(d, engine_.config().admission.ttft_slo_s,
+                                       engine_.config().admission.request_deadline_s))};
+    }
+    reply.body = last_refusal_.body;
   }
   metrics_.admission_decisions_total->With({"reject", std::string(ToString(d.reason)), key->tenant})
       .Inc();
-  return Early(OverloadError(d, engine_.config().admission.ttft_slo_s,
-                             engine_.config().admission.request_deadline_s),
-               OverloadHeaders(d));
+  metrics_.http_requests_total->With({std::to_string(reply.status)}).Inc();
+  return reply;
 }
 
 asio::awaitable<void> ApiHandler::Send(net::HttpConnection& conn, unsigned status,

@@ -75,8 +75,17 @@ class ApiHandler {
   const net::SteadyClock& clock_;
   const std::atomic<bool>& draining_;
   const std::atomic<bool>* metrics_stalled_ = nullptr;
+  /// The last overload refusal the door rendered (rate_limited or draining): its body depends
+  /// only on the reason and the rounded Retry-After its headers carry, so while those are the
+  /// same (a retry storm) the body is reused instead of rendered again. Under door_mu_.
+  struct DoorRefusal {
+    OverloadReason reason = OverloadReason::kNone;
+    net::Headers headers;
+    std::string body;
+  };
   std::mutex door_mu_;
   AdmissionController door_;  ///< the tenants' token buckets alone, under door_mu_
+  DoorRefusal last_refusal_;
   std::atomic<std::uint64_t> next_response_id_{1};
 };
 
