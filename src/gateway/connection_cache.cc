@@ -1,7 +1,6 @@
 #include "gateway/connection_cache.h"
 
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 
@@ -10,40 +9,39 @@ namespace {
 
 /// Whether an idle connection is still open: nothing to read (EAGAIN) is the good case; EOF, an
 /// error or unexpected bytes mean the endpoint closed it or it is out of step.
-bool LooksOpen(int fd) {
+bool LooksOpen(ConnectionCache::Socket& socket) {
   char byte = 0;
-  const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
 }  // namespace
 
-ConnectionCache::~ConnectionCache() {
-  for (const Idle& c : idle_) {
-    ::close(c.fd);
-  }
-}
-
-ConnectionCache::Idle ConnectionCache::Take() {
+std::optional<ConnectionCache::Socket> ConnectionCache::Take() {
   const std::lock_guard lock(mu_);
+  const auto now = Clock::now();
   while (!idle_.empty()) {
-    const Idle c = idle_.back();
+    Idle c = std::move(idle_.back());
     idle_.pop_back();
-    if (LooksOpen(c.fd)) {
-      return c;
+    if (c.socket.is_open() && (now - c.since < peek_after_idle_ || LooksOpen(c.socket))) {
+      return std::move(c.socket);
     }
-    ::close(c.fd);
+    // Dropped: its destructor closes it.
   }
-  return {};
+  return std::nullopt;
 }
 
-void ConnectionCache::Give(Idle connection) {
+void ConnectionCache::Give(Socket connection) {
   const std::lock_guard lock(mu_);
   if (idle_.size() >= max_idle_) {
-    ::close(connection.fd);
-    return;
+    return;  // closed as it goes out of scope
   }
-  idle_.push_back(connection);
+  idle_.push_back({std::move(connection), Clock::now()});
+}
+
+std::size_t ConnectionCache::size() {
+  const std::lock_guard lock(mu_);
+  return idle_.size();
 }
 
 }  // namespace spillway::gateway

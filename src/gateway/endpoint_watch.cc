@@ -1,5 +1,6 @@
 #include "gateway/endpoint_watch.h"
 
+#include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -82,18 +83,21 @@ asio::awaitable<void> ProbeLoop(std::shared_ptr<EndpointPool> pool_ptr, std::siz
     const bool spillway = pool.Kind(i) == routing::EngineKind::kSpillway;
     const net::GetResult r = co_await net::HttpGet(
         up.addresses, up.target, spillway ? "/ready" : "/health", "", kProbeTimeoutS);
-    const routing::ProbeResult result = r.status == 0     ? routing::ProbeResult::kUnreachable
-                                        : r.status == 503 ? routing::ProbeResult::kNotReady
-                                                          : routing::ProbeResult::kReady;
+    const routing::ProbeResult result = routing::ProbeResultOf(r.status);
     if (!pool.Watched(i, generation)) {
       break;  // removed while it was asked
     }
     pool.OnProbe(i, result, clock.Now());
     if (last != result) {
       std::cerr << "spillway gateway: " << up.url << ": "
-                << (result == routing::ProbeResult::kReady      ? "ready"
-                    : result == routing::ProbeResult::kNotReady ? "not ready (503): no new work"
-                                                                : "down (no answer): no new work")
+                << (result == routing::ProbeResult::kReady
+                        ? (r.status / 100 == 2 ? std::string("ready")
+                                               : fmt::format("probe answered {}: taken as ready "
+                                                             "(health from its replies alone)",
+                                                             r.status))
+                    : result == routing::ProbeResult::kNotReady
+                        ? fmt::format("not ready ({}): no new work", r.status)
+                        : std::string("down (no answer): no new work"))
                 << "\n";
       last = result;
     }

@@ -1,6 +1,5 @@
 #include "gateway/relay.h"
 
-#include <sys/socket.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -144,29 +143,18 @@ std::string RequestHead(const Upstream& up, const RelayRequest& r) {
 
 /// Puts an idle connection of `up`, if it has one, into `stream`; true when it did.
 bool AdoptIdle(const Upstream& up, beast::tcp_stream& stream) {
-  const ConnectionCache::Idle idle = up.connections->Take();
-  if (idle.fd < 0) {
+  std::optional<ConnectionCache::Socket> idle = up.connections->Take();
+  if (!idle.has_value()) {
     return false;
   }
-  beast::error_code ec;
-  stream.socket().assign(idle.family == AF_INET6 ? asio::ip::tcp::v6() : asio::ip::tcp::v4(),
-                         idle.fd, ec);
-  return !ec;
+  stream.socket() = std::move(*idle);
+  return true;
 }
 
-/// Hands `stream`'s connection to `up`'s idle connections (the stream is left closed).
+/// Hands `stream`'s connection to `up`'s idle connections (the stream is left without one).
 void KeepIdle(const Upstream& up, beast::tcp_stream& stream) {
   stream.expires_never();
-  beast::error_code ec;
-  const asio::ip::tcp::endpoint local = stream.socket().local_endpoint(ec);
-  if (ec) {
-    return;
-  }
-  asio::ip::tcp::socket socket = stream.release_socket();
-  const int fd = socket.release(ec);
-  if (!ec) {
-    up.connections->Give({fd, local.address().is_v6() ? AF_INET6 : AF_INET});
-  }
+  up.connections->Give(stream.release_socket());
 }
 
 /// The SSE error event that ends a stream the gateway cannot finish.

@@ -71,4 +71,11 @@ std::int32_t PoolHealth::EjectedAt(Seconds now) const {
       state_.begin(), state_.end(), [now](const State& s) { return now < s.ejected_until_s; }));
 }
 
+ProbeResult ProbeResultOf(int http_status) {
+  if (http_status == 0) {
+    return ProbeResult::kUnreachable;
+  }
+  return http_status >= 500 ? ProbeResult::kNotReady : ProbeResult::kReady;
+}
+
 }  // namespace spillway::routing

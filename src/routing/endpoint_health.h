@@ -34,6 +34,13 @@ struct HealthConfig {
 
 enum class ProbeResult : std::uint8_t { kReady, kNotReady, kUnreachable };
 
+/// What a health probe's HTTP status says (0: no answer): 2xx ready; any 5xx not ready (503
+/// draining; vLLM answers /health with 500 or 503 once its engine died); no answer
+/// unreachable; any other status (404 from a server without the probe path, 401 from one that
+/// wants a key) cannot tell, and counts as ready: the endpoint is then judged by its replies
+/// alone (passive ejection).
+ProbeResult ProbeResultOf(int http_status);
+
 class PoolHealth {
  public:
   PoolHealth(std::size_t endpoints, HealthConfig config);
