@@ -185,6 +185,11 @@ int RunFleet(const FleetArgs& a) {
   ChildProcess gateway(gateway_args, logs + "/gateway.log");
   loadgen::BenchOptions o;
   o.target_url = gateway.WaitUntilListening(15);
+  // The engine-side figures (queues, preemptions, engine time) from the engines themselves:
+  // the gateway exports its own metrics, not theirs.
+  for (auto& e : engines) {
+    o.metrics_urls.push_back(e->WaitUntilListening(15));
+  }
   o.seed = sc.seed;
   o.policy_label = a.policy_label.empty() ? (a.policy.empty() ? "fleet" : a.policy) + "@" + router
                                           : a.policy_label;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/types.h"
 #include "loadgen/request_labels.h"
@@ -34,7 +35,12 @@ struct BenchOptions {
   /// Attempts in flight at most; an arrival or retry over it is not sent and counts as a
   /// transport error ("client_in_flight_limit"). 0: the open-file limit minus a reserve.
   std::int64_t max_in_flight = 0;
-  bool scrape_metrics = true;          ///< GET /metrics once a second when the server has it
+  bool scrape_metrics = true;  ///< GET /metrics once a second when the server has it
+  /// Servers whose /metrics to scrape instead of the target's, their snapshots summed
+  /// (metrics::SumSnapshots): the engines behind a gateway (`spillway fleet`), whose queues,
+  /// preemptions and engine time the gateway does not export. A server that stops answering
+  /// (killed) keeps its last counters; its gauges leave the sum.
+  std::vector<std::string> metrics_urls;
   bool progress = false;               ///< rewrite a progress line on stderr once a second
   std::ostream* records = nullptr;     ///< one JSON line per attempt, when non-null
   std::ostream* timeseries = nullptr;  ///< one JSON line per second, when non-null

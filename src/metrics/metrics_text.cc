@@ -34,4 +34,32 @@ ServerSnapshot ReadServerSnapshot(std::string_view text) {
   return s;
 }
 
+ServerSnapshot SumSnapshots(const std::vector<ServerSnapshot>& parts) {
+  ServerSnapshot total;
+  const auto add = [](std::optional<double>& into, const std::optional<double>& v) {
+    if (v.has_value()) {
+      into = into.value_or(0) + *v;
+    }
+  };
+  int kv_parts = 0;
+  for (const ServerSnapshot& p : parts) {
+    add(total.waiting, p.waiting);
+    add(total.running, p.running);
+    add(total.kv_usage, p.kv_usage);
+    kv_parts += p.kv_usage.has_value() ? 1 : 0;
+    add(total.preemptions, p.preemptions);
+    add(total.prompt_tokens, p.prompt_tokens);
+    add(total.recomputed_tokens, p.recomputed_tokens);
+    add(total.engine_busy_s, p.engine_busy_s);
+    add(total.wasted_engine_s, p.wasted_engine_s);
+    add(total.not_completed_engine_s, p.not_completed_engine_s);
+    add(total.service_rate_rps, p.service_rate_rps);
+    add(total.prefill_tokens_per_s, p.prefill_tokens_per_s);
+  }
+  if (kv_parts > 0) {
+    *total.kv_usage /= kv_parts;
+  }
+  return total;
+}
+
 }  // namespace spillway::metrics

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace spillway::metrics {
 
@@ -35,5 +36,9 @@ struct ServerSnapshot {
 };
 
 ServerSnapshot ReadServerSnapshot(std::string_view exposition);
+
+/// Several servers' snapshots as one (the engines behind a gateway): every field summed, KV
+/// usage the mean of those that report it; a field no part has stays nullopt.
+ServerSnapshot SumSnapshots(const std::vector<ServerSnapshot>& parts);
 
 }  // namespace spillway::metrics

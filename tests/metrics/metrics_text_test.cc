@@ -67,5 +67,26 @@ TEST(MetricsTextTest, SnapshotFallsBackToTheOlderKvGaugeName) {
   EXPECT_FALSE(s.wasted_engine_s.has_value());
 }
 
+TEST(MetricsTextTest, SnapshotsOfSeveralServersSumAndKvUsageIsTheirMean) {
+  const ServerSnapshot a = ReadServerSnapshot(
+      "vllm:num_requests_waiting 3\nvllm:kv_cache_usage_perc 0.2\n"
+      "vllm:num_preemptions_total 4\nspillway_engine_busy_seconds_total 10\n");
+  const ServerSnapshot b = ReadServerSnapshot(
+      "vllm:num_requests_waiting 5\nvllm:kv_cache_usage_perc 0.6\n"
+      "vllm:num_preemptions_total 1\nspillway_engine_busy_seconds_total 2.5\n"
+      "spillway_wasted_engine_seconds_total 0.5\n");
+  ServerSnapshot gone = a;  // a server that no longer answers: counters kept, gauges unknown
+  gone.waiting.reset();
+  gone.kv_usage.reset();
+  const ServerSnapshot s = SumSnapshots({a, b, gone});
+  EXPECT_EQ(s.waiting, 8.0);
+  EXPECT_DOUBLE_EQ(*s.kv_usage, 0.4);
+  EXPECT_EQ(s.preemptions, 9.0);
+  EXPECT_EQ(s.engine_busy_s, 22.5);
+  EXPECT_EQ(s.wasted_engine_s, 0.5);    // only one part has it
+  EXPECT_FALSE(s.running.has_value());  // no part has it
+  EXPECT_FALSE(SumSnapshots({}).waiting.has_value());
+}
+
 }  // namespace
 }  // namespace spillway::metrics
