@@ -90,13 +90,10 @@ asio::awaitable<void> ProbeLoop(std::shared_ptr<EndpointPool> pool_ptr, std::siz
     pool.OnProbe(i, result, clock.Now());
     if (last != result) {
       std::cerr << "spillway gateway: " << up.url << ": "
-                << (result == routing::ProbeResult::kReady
-                        ? (r.status / 100 == 2 ? std::string("ready")
-                                               : fmt::format("probe answered {}: taken as ready "
-                                                             "(health from its replies alone)",
-                                                             r.status))
+                << (result == routing::ProbeResult::kReady ? std::string("ready")
                     : result == routing::ProbeResult::kNotReady
-                        ? fmt::format("not ready ({}): no new work", r.status)
+                        ? fmt::format("not ready ({} from {}): no new work", r.status,
+                                      spillway ? "/ready" : "/health")
                         : std::string("down (no answer): no new work"))
                 << "\n";
       last = result;

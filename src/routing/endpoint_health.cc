@@ -75,7 +75,7 @@ ProbeResult ProbeResultOf(int http_status) {
   if (http_status == 0) {
     return ProbeResult::kUnreachable;
   }
-  return http_status >= 500 ? ProbeResult::kNotReady : ProbeResult::kReady;
+  return http_status / 100 == 2 ? ProbeResult::kReady : ProbeResult::kNotReady;
 }
 
 }  // namespace spillway::routing

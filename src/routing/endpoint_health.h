@@ -34,11 +34,10 @@ struct HealthConfig {
 
 enum class ProbeResult : std::uint8_t { kReady, kNotReady, kUnreachable };
 
-/// What a health probe's HTTP status says (0: no answer): 2xx ready; any 5xx not ready (503
-/// draining; vLLM answers /health with 500 or 503 once its engine died); no answer
-/// unreachable; any other status (404 from a server without the probe path, 401 from one that
-/// wants a key) cannot tell, and counts as ready: the endpoint is then judged by its replies
-/// alone (passive ejection).
+/// What a health probe's HTTP status says (0: no answer), as Envoy's active health check by
+/// default: 2xx ready; any other status not ready (503 draining or loading; vLLM answers
+/// /health with 500 or 503 once its engine died; a 404 says the endpoint's URL or base path is
+/// wrong, and routing there would only relay 404s); no answer unreachable.
 ProbeResult ProbeResultOf(int http_status);
 
 class PoolHealth {

@@ -68,15 +68,16 @@ TEST(PoolHealthTest, AtMostTheFractionIsEjectedButAlwaysOne) {
   EXPECT_EQ(one.HealthAt(0, 0), EndpointHealth::kEjected);
 }
 
-TEST(ProbeResultTest, TwoHundredsAreReadyFiveHundredsNotAndOtherAnswersCannotTell) {
+TEST(ProbeResultTest, OnlyTwoHundredsAreReady) {
   EXPECT_EQ(ProbeResultOf(200), ProbeResult::kReady);
   EXPECT_EQ(ProbeResultOf(204), ProbeResult::kReady);
   EXPECT_EQ(ProbeResultOf(503), ProbeResult::kNotReady);  // draining
   EXPECT_EQ(ProbeResultOf(500), ProbeResult::kNotReady);  // vLLM's engine died
   EXPECT_EQ(ProbeResultOf(502), ProbeResult::kNotReady);
   EXPECT_EQ(ProbeResultOf(0), ProbeResult::kUnreachable);
-  EXPECT_EQ(ProbeResultOf(404), ProbeResult::kReady);  // no such path: replies decide
-  EXPECT_EQ(ProbeResultOf(401), ProbeResult::kReady);
+  EXPECT_EQ(ProbeResultOf(404), ProbeResult::kNotReady);  // a wrong URL or base path
+  EXPECT_EQ(ProbeResultOf(401), ProbeResult::kNotReady);
+  EXPECT_EQ(ProbeResultOf(301), ProbeResult::kNotReady);
 }
 
 }  // namespace
