@@ -26,8 +26,8 @@ void ServiceEstimator::OnStep(const StepSample& s) {
   saturated_s_ += s.saturated ? s.duration_s : 0.0;
   ++steps_;
   if (s.prefill_tokens > 0 && s.decode_tokens > 0) {
-    mixed_prefill_tokens_ += s.prefill_tokens;
-    mixed_s_ += s.duration_s;
+    (s.token_budget_full ? mixed_prefill_tokens_ : light_prefill_tokens_) += s.prefill_tokens;
+    (s.token_budget_full ? mixed_s_ : light_s_) += s.duration_s;
   }
 }
 
@@ -52,6 +52,11 @@ void ServiceEstimator::CloseWindow() {
     prefill_tps_ = ewma(prefill_tps_, static_cast<double>(mixed_prefill_tokens_) / mixed_s_,
                         prefill_measured_);
     prefill_measured_ = true;
+  } else if (light_s_ > 0) {  // a lower bound only
+    prefill_tps_ = std::max(
+        prefill_tps_, ewma(prefill_tps_, static_cast<double>(light_prefill_tokens_) / light_s_,
+                           prefill_measured_));
+    prefill_measured_ = true;
   }
   step_s_ = ewma(step_s_, busy_s_ / static_cast<double>(steps_), step_measured_);
   step_measured_ = true;
@@ -61,6 +66,8 @@ void ServiceEstimator::CloseWindow() {
   steps_ = 0;
   mixed_prefill_tokens_ = 0;
   mixed_s_ = 0;
+  light_prefill_tokens_ = 0;
+  light_s_ = 0;
 }
 
 }  // namespace spillway

@@ -12,7 +12,11 @@
 //     lower it: mu_hat <- max(mu_hat, alpha * sample + (1 - alpha) * mu_hat).
 //   - prefill throughput sample = prefill tokens / seconds of the steps that also decoded
 //     (chunked prefill beside running decodes is what a newly admitted request gets, and is far
-//     slower than a prefill alone); same EWMA, updated when such steps ran.
+//     slower than a prefill alone); same EWMA, updated when such steps ran. As for mu_hat, only
+//     steps whose token budget was full measure it; steps that prefilled what little was
+//     waiting (short prompts beside decodes: a few tokens in a decode-long step) only bound it
+//     from below and may raise it, never lower it (from them alone it fell to ~120 tokens/s
+//     and every long prompt was refused as never servable, for good).
 //   - step time: EWMA over windows of the mean step duration.
 // alpha = 1 - exp(-window_s / time_constant_s): an exponentially weighted moving average with
 // the given time constant (default 5 s: reacts within a few seconds, ignores one odd window).
@@ -42,6 +46,9 @@ struct StepSample {
   std::int32_t decode_tokens = 0;
   std::int32_t completions = 0;  ///< requests that finished (stop/length) at this step
   bool saturated = false;        ///< waiting queue non-empty or batch full when planned
+  /// The step's tokens (prefill + decode) filled max_num_batched_tokens: its prefill was bounded
+  /// by the budget, not by how much prefill was waiting.
+  bool token_budget_full = false;
 };
 
 class ServiceEstimator {
@@ -76,8 +83,10 @@ class ServiceEstimator {
   Seconds busy_s_ = 0;
   Seconds saturated_s_ = 0;
   std::int64_t steps_ = 0;
-  std::int64_t mixed_prefill_tokens_ = 0;
+  std::int64_t mixed_prefill_tokens_ = 0;  // steps with a full token budget
   Seconds mixed_s_ = 0;
+  std::int64_t light_prefill_tokens_ = 0;  // steps that prefilled all that was waiting
+  Seconds light_s_ = 0;
 };
 
 }  // namespace spillway

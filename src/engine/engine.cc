@@ -91,8 +91,10 @@ void Engine::EndStep(Seconds now) {
   }
   const Seconds planned_end_s = begin_s_ + account_.duration_s;
   const Seconds elapsed_s = now == planned_end_s ? account_.duration_s : now - begin_s_;
+  const bool budget_full = account_.prefill_tokens + account_.decode_tokens >=
+                           scheduler_.config().max_num_batched_tokens;
   admission_.OnStep(StepSample{now, elapsed_s, account_.prefill_tokens, account_.decode_tokens,
-                               completions, saturated_});
+                               completions, saturated_, budget_full});
 }
 
 void Engine::ForgetFinished() {

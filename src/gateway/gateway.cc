@@ -24,6 +24,7 @@
 #include "net/http_get.h"
 #include "net/http_server.h"
 #include "net/io_threads.h"
+#include "net/open_files.h"
 #include "server/listener_replies.h"
 
 namespace spillway::gateway {
@@ -361,6 +362,15 @@ void Gateway::OnListening(std::function<void(std::uint16_t)> callback) {
 
 int Gateway::Run() {
   Impl& m = *impl_;
+  // Two descriptors a request (the client's connection and the endpoint's), and idle ones
+  // kept for reuse: Debian's soft limit of 1024 would cap it far below max_connections.
+  const std::int64_t open_files = net::RaiseOpenFileLimit();
+  if (open_files < 2 * static_cast<std::int64_t>(m.config.max_connections)) {
+    std::cerr << fmt::format(
+        "spillway gateway: warning: the open-file limit ({}) is under twice listen.max_connections "
+        "({}): raise it (ulimit -Hn) or lower max_connections\n",
+        open_files, m.config.max_connections);
+  }
   m.Start();
   m.handler = std::make_unique<GatewayHandler>(m.state, m.metrics, m.clock, m.draining);
   net::HttpServerOptions http;

@@ -1,6 +1,5 @@
 #include "loadgen/bench_runner.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -411,22 +410,6 @@ BenchResult Runner::Result() {
 }
 
 }  // namespace
-
-std::int64_t RaiseOpenFileLimit() {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) {
-    return 1024;
-  }
-  if (limit.rlim_cur < limit.rlim_max) {
-    rlimit raised = limit;
-    raised.rlim_cur = limit.rlim_max;
-    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
-      limit = raised;
-    }
-  }
-  return limit.rlim_cur == RLIM_INFINITY ? std::int64_t{1} << 20
-                                         : static_cast<std::int64_t>(limit.rlim_cur);
-}
 
 BenchResult RunBench(const Scenario& scenario, const BenchOptions& options) {
   Runner runner(scenario, options);

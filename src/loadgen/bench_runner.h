@@ -15,6 +15,7 @@
 
 #include "core/types.h"
 #include "loadgen/request_labels.h"
+#include "net/open_files.h"
 #include "report/percentiles.h"
 #include "report/run_summary.h"
 #include "workload/scenario.h"
@@ -57,7 +58,7 @@ struct BenchResult {
 };
 
 /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the new soft limit.
-std::int64_t RaiseOpenFileLimit();
+using net::RaiseOpenFileLimit;
 
 /// Runs `scenario` against `options.target_url`; blocks until every request ended. Raises the
 /// open-file limit first (RaiseOpenFileLimit: a socket per request in flight). Throws

@@ -13,6 +13,7 @@
 #include <boost/beast/http/read.hpp>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
@@ -25,8 +26,9 @@ namespace {
 
 constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
 
+// At least 1 ms: a timeout the config allows (any positive value) never truncates to none.
 std::chrono::milliseconds Millis(double seconds) {
-  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  return std::chrono::milliseconds(std::max<std::int64_t>(1, std::llround(seconds * 1000)));
 }
 
 // The bounds of a lingering close after an early reply to a request announcing a body of

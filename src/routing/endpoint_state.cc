@@ -11,6 +11,11 @@ constexpr Seconds kRateWindowS = 1.0;
 constexpr double kRateAlpha = 0.3;
 /// Weight of each new prefill measurement.
 constexpr double kPrefillAlpha = 0.2;
+// The shortest prompt whose TTFT measures prefill throughput: a shorter one's TTFT is mostly the
+// engine's step and the network hop (2 tokens in 20 ms is not 100 tokens/s of prefill), and
+// learning from it made the gateway refuse every long prompt on an idle pool, for good, since
+// only short prompts were then sent.
+constexpr std::int32_t kMinPrefillSampleTokens = 256;
 
 double Smooth(const std::optional<double>& old, double sample, double alpha) {
   return old.has_value() ? *old + alpha * (sample - *old) : sample;
@@ -47,7 +52,7 @@ void EndpointState::OnForward(Seconds now) {
 }
 
 void EndpointState::OnFirstToken(std::int32_t prompt_tokens, Seconds ttft_s, bool alone) {
-  if (alone && prompt_tokens > 0 && ttft_s > 0) {
+  if (alone && prompt_tokens >= kMinPrefillSampleTokens && ttft_s > 0) {
     prefill_tokens_per_s_ = Smooth(prefill_tokens_per_s_, prompt_tokens / ttft_s, kPrefillAlpha);
   }
 }
@@ -90,13 +95,16 @@ std::int32_t EndpointState::MaxRunning() const {
   return max_running_seen_ > 0 ? max_running_seen_ : priors_.max_running;
 }
 
+Seconds EndpointState::PredictPrefill(std::int32_t prompt_tokens) const {
+  const double tps = PrefillRate();
+  return tps > 0 ? prompt_tokens / tps : kNever;
+}
+
 Seconds EndpointState::PredictTtft(std::int32_t prompt_tokens, bool fresh) const {
   const double mu = ServiceRate();
-  const double tps = PrefillRate();
   const double ahead = QueueAhead(fresh);
   const Seconds wait = ahead <= 0 ? 0.0 : (mu > 0 ? ahead / mu : kNever);
-  const Seconds prefill = tps > 0 ? prompt_tokens / tps : kNever;
-  return wait + prefill;
+  return wait + PredictPrefill(prompt_tokens);
 }
 
 }  // namespace spillway::routing

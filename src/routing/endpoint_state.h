@@ -53,7 +53,8 @@ class EndpointState {
   /// A request sent there at `now`.
   void OnForward(Seconds now);
   /// The first token of a request of `prompt_tokens` arrived `ttft_s` after it was sent;
-  /// `alone` says it was sent with nothing predicted ahead of it, so its TTFT measures prefill.
+  /// `alone` says it was sent with nothing predicted ahead of it, so its TTFT measures prefill
+  /// (learned from prompts of at least 256 tokens; a shorter one's TTFT is mostly fixed cost).
   void OnFirstToken(std::int32_t prompt_tokens, Seconds ttft_s, bool alone);
   /// A request sent there ended at `now` (`completed`: it ran to its end; else it failed, was
   /// cancelled or refused).
@@ -86,6 +87,8 @@ class EndpointState {
   /// Predicted TTFT, seconds, of a request of `prompt_tokens` sent now: QueueAhead / ServiceRate
   /// + prompt_tokens / PrefillRate.
   Seconds PredictTtft(std::int32_t prompt_tokens, bool fresh) const;
+  /// The prefill part of PredictTtft: prompt_tokens / PrefillRate.
+  Seconds PredictPrefill(std::int32_t prompt_tokens) const;
 
  private:
   /// Adds the busy time since the last event (when anything was in flight) up to `now`.

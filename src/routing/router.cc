@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace spillway::routing {
 
@@ -100,15 +101,33 @@ RouteDecision Router::Predictive(const RouteRequest& request,
     Seconds ttft_s;
   };
   std::vector<Candidate> meets;
+  std::optional<Candidate> soonest;  // the lowest prediction of all considered
+  Seconds min_prefill_s = kNever;    // the shortest prefill alone, wherever
   for (const std::int32_t i : eligible) {
     const bool fresh = Fresh(pool[i], now);
     if (!fresh && pool[i].exports_metrics() && config_.staleness == Staleness::kFailClose) {
       continue;  // stale, fail-close: counted saturated
     }
     const Seconds ttft = pool[i].PredictTtft(request.prompt_tokens, fresh);
+    min_prefill_s = std::min(min_prefill_s, pool[i].PredictPrefill(request.prompt_tokens));
     if (ttft <= slo) {
       meets.push_back({i, ttft});
     }
+    if (!soonest.has_value() || ttft < soonest->ttft_s) {
+      soonest = Candidate{i, ttft};
+    }
+  }
+  if (meets.empty() && soonest.has_value() && min_prefill_s > slo &&
+      soonest->ttft_s - pool[soonest->endpoint].PredictPrefill(request.prompt_tokens) <= 0) {
+    // Its own prefill is longer than its SLO even on an idle endpoint, and an endpoint could
+    // start it now: no wait would make it fit, so a 429 "retry later" would be a lie (it was
+    // told so forever). Sent where it starts soonest; the engine decides (serves it late,
+    // refuses it 400 as too long for its context, or refuses it by its own admission). With
+    // a wait ahead of it everywhere it is shed as any other: served once a queue is empty.
+    RouteDecision d;
+    d.endpoint = soonest->endpoint;
+    d.predicted_ttft_s = soonest->ttft_s;
+    return d;
   }
   if (meets.empty()) {
     return Shed(pool, eligible, now);

@@ -197,6 +197,32 @@ TEST(ServiceEstimatorTest, PrefillThroughputIsMeasuredFromStepsThatAlsoDecoded) 
   EXPECT_NEAR(est.prefill_tokens_per_s(), 64 / kStepS, 1e-6);
 }
 
+TEST(ServiceEstimatorTest, StepsThatPrefilledAllThatWaitedCanOnlyRaisePrefillThroughput) {
+  ServiceEstimatorConfig config;
+  config.window_s = 1.0;
+  config.prefill_tokens_per_s_prior = 5000;
+  ServiceEstimator est(config);
+  Seconds t = 0;
+  // 3 s of short prompts beside decodes: 2 prefill tokens in a 30 ms step (67 tokens/s), the
+  // budget far from full. That is how little prefill waited, not how fast it goes.
+  for (int i = 0; i < 100; ++i) {
+    t += 0.03;
+    est.OnStep({.end_s = t, .duration_s = 0.03, .prefill_tokens = 2, .decode_tokens = 30});
+  }
+  EXPECT_EQ(est.prefill_tokens_per_s(), 5000);
+  // Steps whose budget was full (30 prefill tokens per 30 ms: 1000 tokens/s) measure it.
+  for (int i = 0; i < 100; ++i) {
+    t += 0.03;
+    est.OnStep({.end_s = t,
+                .duration_s = 0.03,
+                .prefill_tokens = 30,
+                .decode_tokens = 170,
+                .token_budget_full = true});
+  }
+  EXPECT_LT(est.prefill_tokens_per_s(), 4000) << "lowered, by the 5 s EWMA";
+  EXPECT_GT(est.prefill_tokens_per_s(), 1000);
+}
+
 TEST(ServiceEstimatorTest, PrefillOnlyStepsDoNotMeasurePrefillThroughput) {
   ServiceEstimatorConfig config = FeederEstimatorConfig();
   config.prefill_tokens_per_s_prior = 2000;

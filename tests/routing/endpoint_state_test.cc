@@ -86,6 +86,16 @@ TEST(EndpointStateTest, PrefillRateComesFromRequestsSentAlone) {
   EXPECT_NEAR(e.PrefillRate(), 2000, kTol);
 }
 
+TEST(EndpointStateTest, AShortPromptsTtftTeachesNothingAboutPrefill) {
+  EndpointState e("a", true, Priors());
+  for (int i = 0; i < 50; ++i) {
+    e.OnFirstToken(2, 0.02, /*alone=*/true);  // 2 tokens in 20 ms: the step and the hop
+  }
+  EXPECT_NEAR(e.PrefillRate(), 4000, kTol) << "not 100 tokens/s";
+  e.OnFirstToken(256, 0.064, /*alone=*/true);
+  EXPECT_NEAR(e.PrefillRate(), 4000, kTol);
+}
+
 TEST(EndpointStateTest, PredictedTtftIsTheWaitAheadPlusThePrefill) {
   EndpointState e("a", true, Priors());
   e.OnScrape({.num_waiting = 6, .num_running = 4, .kv_usage = 0.9}, 0.0);

@@ -98,6 +98,25 @@ TEST(RouterTest, ShedsWith429AndThePoolsDrainTimeWhenNoEndpointCanMeetTheSlo) {
   EXPECT_EQ(d.retry_after_s, 3.0) << "60 ahead at 20 req/s";
 }
 
+TEST(RouterTest, APromptWhosePrefillAloneExceedsTheSloGoesToAnIdleEndpointNotTold429) {
+  // 8,000 tokens at 4,000 tokens/s: 2 s of prefill against a 1 s SLO on any endpoint, however
+  // idle; no wait would make it fit, so no "retry later" while an endpoint could start it now:
+  // it goes there and the engine decides (serves it late, 400 for its context, or its own
+  // admission).
+  Router router(Config());
+  const RouteDecision d = router.Route({.prompt_tokens = 8000}, Pool({25, 0}), 0.1);
+  ASSERT_TRUE(d.forwarded());
+  EXPECT_EQ(d.endpoint, 1);
+  EXPECT_NEAR(d.predicted_ttft_s, 2.0, 1e-9);
+  // A tiny SLO of its own, the same.
+  EXPECT_TRUE(
+      router.Route({.prompt_tokens = 400, .ttft_slo_s = 0.05}, Pool({25, 0}), 0.1).forwarded());
+  // With a wait ahead of it everywhere it is shed as any other (served once a queue empties).
+  EXPECT_EQ(router.Route({.prompt_tokens = 8000}, Pool({25, 3}), 0.1).verdict, Verdict::kShed);
+  // A prompt that would fit on an idle endpoint is shed when the queues are too long.
+  EXPECT_FALSE(router.Route({.prompt_tokens = 2000}, Pool({25, 35}), 0.1).forwarded());
+}
+
 TEST(RouterTest, ARequestsOwnSloOverridesTheConfigs) {
   const std::vector<EndpointState> pool = Pool({15});  // predicted 1.6 s
   Router router(Config());
