@@ -29,6 +29,7 @@
 #include "metrics/metrics_text.h"
 #include "net/clock.h"
 #include "net/http_get.h"
+#include "net/open_files.h"
 #include "net/target.h"
 #include "report/objectives.h"
 #include "report/scenario_recording.h"
@@ -105,7 +106,7 @@ class Runner {
     context_.max_request_s = opt.max_request_s;
     context_.on_gap = [this](Seconds gap_s) { recorder_.OnInterTokenGap(gap_s); };
     CheckTenantKeys(sc, opt.api_keys_by_tenant);
-    const std::int64_t open_files = RaiseOpenFileLimit();
+    const std::int64_t open_files = net::RaiseOpenFileLimit();
     max_in_flight_ = opt.max_in_flight > 0 ? opt.max_in_flight
                                            : std::max<std::int64_t>(16, open_files - kReservedFds);
   }

@@ -15,7 +15,6 @@
 
 #include "core/types.h"
 #include "loadgen/request_labels.h"
-#include "net/open_files.h"
 #include "report/percentiles.h"
 #include "report/run_summary.h"
 #include "workload/scenario.h"
@@ -57,11 +56,8 @@ struct BenchResult {
   bool interrupted = false;           ///< stopped early by Ctrl-C
 };
 
-/// Raises the soft RLIMIT_NOFILE to the hard limit; returns the new soft limit.
-using net::RaiseOpenFileLimit;
-
 /// Runs `scenario` against `options.target_url`; blocks until every request ended. Raises the
-/// open-file limit first (RaiseOpenFileLimit: a socket per request in flight). Throws
+/// open-file limit first (net::RaiseOpenFileLimit: a socket per request in flight). Throws
 /// std::invalid_argument for a bad URL or a tenant key for no class's tenant, and
 /// std::runtime_error when the target cannot be
 /// resolved or reached (GET /v1/models gets no HTTP answer).
