@@ -2,13 +2,14 @@
 # The latency `spillway gateway` adds in front of a fast upstream, side by side with nginx's
 # `proxy_pass` in the same run: one upstream (nginx answering POST /v1/completions with a fixed
 # completion, no model: what is measured is the proxies), reached three ways by the same wrk
-# load (keep-alive connections, a small JSON body):
+# load (keep-alive connections, a small JSON body); the upstream, the nginx proxy and the
+# gateway are three processes:
 #   direct    wrk -> upstream
 #   nginx     wrk -> nginx proxy_pass (HTTP/1.1 and keep-alive to the upstream) -> upstream
 #   gateway   wrk -> spillway gateway (round-robin, keep-alive to the upstream) -> upstream
 # For each: p50 and p99 latency and the rate wrk reached; the added latency is the difference to
 # direct. That is at saturation (wrk sends as fast as answers come). Then the three again at a
-# fixed RATE with h2load (--rps, 10 clients: Debian's nghttp2-client), the latency of each
+# fixed RATE with h2load (--rps, one client: Debian's nghttp2-client), the latency of each
 # request from its log: what each hop adds when it is not the bottleneck.
 #
 #   bench/gateway_latency.sh [SPILLWAY_BINARY]      # default $SPILLWAY, else build/spillway
@@ -38,37 +39,47 @@ fi
 up_port=$(free_port)
 proxy_port=$(free_port)
 body='{"id":"cmpl-1","object":"text_completion","created":0,"model":"fast","choices":[{"index":0,"text":" ok","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}'
-cat >"$tmp/nginx.conf" <<CONF
+# nginx_conf NAME SERVERS: an nginx of one worker, in the foreground, with SERVERS as its
+# http block's servers (and upstreams).
+nginx_conf() {
+  mkdir -p "$tmp/$1"
+  cat >"$tmp/$1/nginx.conf" <<CONF
 daemon off;
 master_process off;
 worker_processes 1;
-pid $tmp/nginx.pid;
-error_log $tmp/error.log warn;
+pid $tmp/$1/nginx.pid;
+error_log $tmp/$1/error.log warn;
 events { worker_connections 4096; }
 http {
   access_log off;
-  client_body_temp_path $tmp/body; proxy_temp_path $tmp/proxy; fastcgi_temp_path $tmp/fcgi;
-  uwsgi_temp_path $tmp/uwsgi; scgi_temp_path $tmp/scgi;
-  upstream fast { server 127.0.0.1:$up_port; keepalive 64; }
-  server {  # the upstream
+  keepalive_requests 10000000;  # not 1,000: a paced client's one connection would close
+  client_body_temp_path $tmp/$1/body; proxy_temp_path $tmp/$1/proxy;
+  fastcgi_temp_path $tmp/$1/fcgi; uwsgi_temp_path $tmp/$1/uwsgi; scgi_temp_path $tmp/$1/scgi;
+$2
+}
+CONF
+  "${server_cpu[@]}" "$nginx" -c "$tmp/$1/nginx.conf" -p "$tmp/$1" >"$tmp/$1/out" 2>&1 &
+  pids+=($!)
+}
+# The upstream and the reference proxy are two processes, as the upstream and the gateway are:
+# in one worker, nginx would hand each request to its own upstream without a context switch
+# (this script did so until December 2026: docs/gateway.md, "Performance").
+nginx_conf upstream "  server {
     listen 127.0.0.1:$up_port;
-    location /v1/models { default_type application/json; return 200 '{"object":"list","data":[{"id":"fast","object":"model"}]}'; }
+    location /v1/models { default_type application/json; return 200 '{\"object\":\"list\",\"data\":[{\"id\":\"fast\",\"object\":\"model\"}]}'; }
     location /health { return 200 'ok'; }
     location / { default_type application/json; return 200 '$body'; }
-  }
-  server {  # the reference proxy
+  }"
+nginx_conf proxy "  upstream fast { server 127.0.0.1:$up_port; keepalive 64; keepalive_requests 10000000; }
+  server {
     listen 127.0.0.1:$proxy_port;
     location / {
       proxy_pass http://fast;
       proxy_http_version 1.1;
-      proxy_set_header Connection "";
+      proxy_set_header Connection \"\";
       proxy_buffering off;
     }
-  }
-}
-CONF
-"${server_cpu[@]}" "$nginx" -c "$tmp/nginx.conf" -p "$tmp" >"$tmp/nginx.out" 2>&1 &
-pids+=($!)
+  }"
 "${server_cpu[@]}" "$bin" gateway --port 0 --threads 1 --router round-robin \
   --endpoint "openai=http://127.0.0.1:$up_port" --model fast >"$tmp/gateway.log" 2>&1 &
 pids+=($!)
@@ -106,14 +117,16 @@ table() {
 echo "gateway_latency: $connections connections, $duration each, wrk on its own CPU when pinned"
 table req/s errors <<<"$results"
 
-# Paced: RATE requests/s from 10 h2load clients (each --rps RATE/10), DURATION long.
+# Paced: RATE requests/s from one h2load client (--rps RATE: a request every 1/RATE s on one
+# keep-alive connection), DURATION long. One client, not several: h2load's clients fire their
+# timers together, and ten of them made bursts of ten (direct p99 about 7 ms).
 rate=${RATE:-1000}
 [ "$rate" -gt 0 ] || exit 0
 command -v h2load >/dev/null || die "h2load not found (scripts/deps.sh bench; RATE=0 skips it)"
 printf '{"prompt":[1,2,3],"max_tokens":1}' >"$tmp/body.json"
 paced() {  # paced NAME URL: prints "NAME p50_us p99_us requests non2xx"
   rm -f "$tmp/h2load.log"
-  "${client_cpu[@]}" h2load --h1 -c 10 --rps "$((rate / 10))" -D "${duration%s}" \
+  "${client_cpu[@]}" h2load --h1 -c 1 --rps "$rate" -D "${duration%s}" \
     -d "$tmp/body.json" -H 'Content-Type: application/json' --log-file="$tmp/h2load.log" \
     "$2/v1/completions" >/dev/null
   sort -n -k3 "$tmp/h2load.log" | awk -v name="$1" '
@@ -122,5 +135,5 @@ paced() {  # paced NAME URL: prints "NAME p50_us p99_us requests non2xx"
 }
 paced_results=$(paced direct "http://127.0.0.1:$up_port"; paced nginx "http://127.0.0.1:$proxy_port"
   paced gateway "$gw_url")
-echo "gateway_latency: paced at $rate requests/s (h2load, 10 clients), $duration each"
+echo "gateway_latency: paced at $rate requests/s (h2load, one client), $duration each"
 table requests non-2xx <<<"$paced_results"

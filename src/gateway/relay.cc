@@ -3,11 +3,11 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -70,53 +70,58 @@ std::string HeaderOr(const http::response_header<>& h, std::string_view name) {
 }  // namespace
 
 /// One attempt's watcher, shared by the attempt, its client watch and the registry, touched
-/// only on the attempt's strand: watches the client's socket and closes the upstream
-/// connection the moment the client leaves (or the drain ends the attempt).
-struct RelayWatch {
+/// only on the attempt's strand (but for the list links and `deadline`, which the registry's
+/// lock guards): watches the client's socket and closes the upstream connection the moment the
+/// client leaves, the deadline passes or the drain ends the attempt.
+struct RelayWatch : std::enable_shared_from_this<RelayWatch> {
   bool stopped = false;
   bool client_gone = false;
   bool closed_for_drain = false;
-  beast::tcp_stream* upstream = nullptr;  // cleared when the attempt ends
+  bool deadline_passed = false;
+  asio::ip::tcp::socket* upstream = nullptr;  // cleared when the attempt lets it go
   asio::any_io_executor executor;
   asio::cancellation_signal cancel;
+  char peek_byte = 0;  // where the client watch's peek writes
+  // The registry's list (under its lock).
+  std::chrono::steady_clock::time_point deadline;
+  RelayWatch* prev = nullptr;
+  RelayWatch* next = nullptr;
+  bool linked = false;
+
+  /// Closes the upstream connection (its pending operations complete with an error).
+  void CloseUpstream() {
+    if (upstream != nullptr) {
+      beast::error_code ignored;
+      upstream->shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+      upstream->cancel(ignored);
+    }
+  }
 };
 
 namespace {
 
-using ClientWatch = RelayWatch;
-
-asio::awaitable<void> WatchClient(net::HttpConnection& conn, std::shared_ptr<ClientWatch> w) {
-  const bool gone = co_await conn.WaitClientGone();
-  if (w->stopped || !gone) {
-    co_return;  // the attempt ended first, or the client sent more bytes (pipelining)
-  }
-  w->client_gone = true;
-  if (w->upstream != nullptr) {
-    beast::error_code ignored;
-    w->upstream->socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-    w->upstream->cancel();
-  }
-}
-
-/// Starts WatchClient and stops it when the attempt ends.
+/// Registers the attempt (its deadline), starts the client watch, and undoes both when the
+/// attempt ends.
 class WatchScope {
  public:
-  WatchScope(net::HttpConnection& conn, beast::tcp_stream& upstream,
-             const asio::any_io_executor& ex, RelayRegistry* registry)
-      : watch_(std::make_shared<ClientWatch>()), registry_(registry) {
+  WatchScope(net::HttpConnection& conn, asio::ip::tcp::socket& upstream,
+             const asio::any_io_executor& ex, std::chrono::steady_clock::time_point deadline,
+             RelayRegistry& registry)
+      : watch_(std::make_shared<RelayWatch>()), registry_(registry) {
     watch_->upstream = &upstream;
     watch_->executor = ex;
-    if (registry_ != nullptr) {
-      registry_->Add(watch_);
-    }
-    asio::co_spawn(ex, WatchClient(conn, watch_),
-                   asio::bind_cancellation_slot(watch_->cancel.slot(),
-                                                [w = watch_](const std::exception_ptr&) {}));
+    watch_->deadline = deadline;
+    registry_.Add(watch_);
+    conn.WatchClientGone(watch_->peek_byte, watch_->cancel.slot(), [w = watch_](bool gone) {
+      if (w->stopped || !gone) {
+        return;  // the attempt ended first, or pipelined bytes came
+      }
+      w->client_gone = true;
+      w->CloseUpstream();
+    });
   }
   ~WatchScope() {
-    if (registry_ != nullptr) {
-      registry_->Remove(watch_);
-    }
+    registry_.Remove(watch_);
     watch_->stopped = true;
     watch_->upstream = nullptr;
     watch_->cancel.emit(asio::cancellation_type::terminal);
@@ -125,10 +130,13 @@ class WatchScope {
   WatchScope& operator=(const WatchScope&) = delete;
   bool client_gone() const { return watch_->client_gone; }
   bool closed_for_drain() const { return watch_->closed_for_drain; }
+  bool deadline_passed() const { return watch_->deadline_passed; }
+  /// The upstream socket is handed on (kept idle for reuse): the watch no longer closes it.
+  void Release() const { watch_->upstream = nullptr; }
 
  private:
-  std::shared_ptr<ClientWatch> watch_;
-  RelayRegistry* registry_;
+  std::shared_ptr<RelayWatch> watch_;
+  RelayRegistry& registry_;
 };
 
 /// The request's head as sent to `up` (keep-alive: a reply read to its end leaves the
@@ -141,20 +149,53 @@ std::string RequestHead(const Upstream& up, const RelayRequest& r) {
   return head;
 }
 
-/// Puts an idle connection of `up`, if it has one, into `stream`; true when it did.
-bool AdoptIdle(const Upstream& up, beast::tcp_stream& stream) {
+/// Puts an idle connection of `up`, if it has one, into `socket`; true when it did.
+bool AdoptIdle(const Upstream& up, asio::ip::tcp::socket& socket) {
   std::optional<ConnectionCache::Socket> idle = up.connections->Take();
   if (!idle.has_value()) {
     return false;
   }
-  stream.socket() = std::move(*idle);
+  socket = std::move(*idle);
   return true;
 }
 
-/// Hands `stream`'s connection to `up`'s idle connections (the stream is left without one).
-void KeepIdle(const Upstream& up, beast::tcp_stream& stream) {
-  stream.expires_never();
-  up.connections->Give(stream.release_socket());
+/// Hands `socket`'s connection to `up`'s idle connections; the watch no longer closes it.
+void KeepIdle(const Upstream& up, asio::ip::tcp::socket& socket, const WatchScope& watch) {
+  watch.Release();
+  up.connections->Give(std::move(socket));
+}
+
+/// Connects `socket` to `up` (non-blocking, no Nagle) within `by`.
+asio::awaitable<beast::error_code> Connect(asio::ip::tcp::socket& socket, const Upstream& up,
+                                           std::chrono::steady_clock::time_point by) {
+  beast::tcp_stream connecting(socket.get_executor());  // for its connect timeout
+  connecting.expires_at(by);
+  auto [ec, endpoint] = co_await connecting.async_connect(up.addresses, kUse);
+  if (!ec) {
+    socket = connecting.release_socket();
+    beast::error_code ignored;
+    socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+    socket.non_blocking(true, ec);
+  }
+  co_return ec;
+}
+
+/// Sends `buffers` as far as the socket takes them without waiting (the usual case: one
+/// gathered send), the rest asynchronously.
+asio::awaitable<beast::error_code> Send(asio::ip::tcp::socket& socket,
+                                        const std::array<asio::const_buffer, 2>& buffers) {
+  beast::error_code ec;
+  const std::size_t sent = socket.send(buffers, 0, ec);
+  if (!ec && sent == asio::buffer_size(buffers)) {
+    co_return ec;
+  }
+  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+    co_return ec;
+  }
+  beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(buffers);
+  rest.consume(ec ? 0 : sent);
+  std::tie(ec, std::ignore) = co_await asio::async_write(socket, rest, kUse);
+  co_return ec;
 }
 
 /// The SSE error event that ends a stream the gateway cannot finish.
@@ -196,27 +237,83 @@ class StreamErrorScan {
 
 }  // namespace
 
+RelayRegistry::~RelayRegistry() = default;
+
 void RelayRegistry::Add(const std::shared_ptr<RelayWatch>& watch) {
   const std::lock_guard lock(mu_);
-  active_.insert(watch);
+  RelayWatch* w = watch.get();
+  // In deadline order: after the last attempt due no later (the tail, but after a reload that
+  // shortened the timeout).
+  RelayWatch* after = tail_;
+  while (after != nullptr && after->deadline > w->deadline) {
+    after = after->prev;
+  }
+  w->prev = after;
+  w->next = after != nullptr ? after->next : head_;
+  (w->next != nullptr ? w->next->prev : tail_) = w;
+  (after != nullptr ? after->next : head_) = w;
+  w->linked = true;
+  if (!armed_ || timer_->expiry() > w->deadline) {
+    ArmLocked(w->deadline, w->executor);
+  }
 }
 
 void RelayRegistry::Remove(const std::shared_ptr<RelayWatch>& watch) {
   const std::lock_guard lock(mu_);
-  active_.erase(watch);
+  UnlinkLocked(watch.get());  // the timer stays armed: it finds the next one due when it fires
+}
+
+void RelayRegistry::UnlinkLocked(RelayWatch* w) {
+  if (!w->linked) {
+    return;
+  }
+  (w->prev != nullptr ? w->prev->next : head_) = w->next;
+  (w->next != nullptr ? w->next->prev : tail_) = w->prev;
+  w->prev = w->next = nullptr;
+  w->linked = false;
+}
+
+void RelayRegistry::ArmLocked(std::chrono::steady_clock::time_point at,
+                              const asio::any_io_executor& ex) {
+  if (!timer_.has_value()) {
+    timer_.emplace(ex);
+  }
+  armed_ = true;
+  timer_->expires_at(at);  // a wait still pending completes with operation_aborted
+  timer_->async_wait([this](const beast::error_code& ec) {
+    if (ec != asio::error::operation_aborted) {
+      Fired();
+    }
+  });
+}
+
+void RelayRegistry::Fired() {
+  const std::lock_guard lock(mu_);
+  armed_ = false;
+  const auto now = std::chrono::steady_clock::now();
+  while (head_ != nullptr && head_->deadline <= now) {
+    RelayWatch* w = head_;
+    UnlinkLocked(w);
+    asio::post(w->executor, [w = w->shared_from_this()] {
+      if (!w->stopped) {
+        w->deadline_passed = true;
+        w->CloseUpstream();
+      }
+    });
+  }
+  if (head_ != nullptr) {
+    ArmLocked(head_->deadline, head_->executor);
+  }
 }
 
 void RelayRegistry::CloseAll() {
   const std::lock_guard lock(mu_);
-  for (const std::shared_ptr<RelayWatch>& w : active_) {
-    asio::post(w->executor, [w] {
-      if (w->stopped || w->upstream == nullptr) {
-        return;
+  for (RelayWatch* w = head_; w != nullptr; w = w->next) {
+    asio::post(w->executor, [w = w->shared_from_this()] {
+      if (!w->stopped && w->upstream != nullptr) {
+        w->closed_for_drain = true;
+        w->CloseUpstream();
       }
-      w->closed_for_drain = true;
-      beast::error_code ignored;
-      w->upstream->socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-      w->upstream->cancel();
     });
   }
 }
@@ -227,15 +324,16 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
                                             const FirstBytes& on_first_bytes) {
   AttemptResult out;
   const auto ex = co_await asio::this_coro::executor;
-  beast::tcp_stream stream(ex);
-  const WatchScope watch(conn, stream, ex, request.registry);
+  asio::ip::tcp::socket socket(ex);
   const Seconds sent_s = clock.Now();
   const auto deadline = clock.At(request.deadline_s);
   const auto connect_by = std::min(deadline, clock.At(sent_s + request.connect_timeout_s));
+  const WatchScope watch(conn, socket, ex, deadline, *request.registry);
   auto ended = [&](AttemptResult::End end, const beast::error_code& ec) {
     out.end = watch.client_gone()        ? AttemptResult::End::kClientGone
               : watch.closed_for_drain() ? AttemptResult::End::kDraining
-              : ec == beast::error::timeout && clock.Now() >= request.deadline_s
+              : watch.deadline_passed() ||
+                      (ec == beast::error::timeout && clock.Now() >= request.deadline_s)
                   ? AttemptResult::End::kDeadline
                   : end;
     out.error = ec.message();
@@ -249,32 +347,28 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
   std::optional<http::response_parser<http::string_body>> fresh;  // one per try
   // An idle keep-alive connection first; when the endpoint had closed it after all (the write
   // or the head fails without a byte of answer), once more on a new one.
-  for (bool reused = AdoptIdle(up, stream);; reused = false) {
+  for (bool reused = AdoptIdle(up, socket);; reused = false) {
     if (!reused) {
-      stream.expires_at(connect_by);
-      auto [connect_ec, endpoint] = co_await stream.async_connect(up.addresses, kUse);
-      if (connect_ec) {
+      const beast::error_code connect_ec = co_await Connect(socket, up, connect_by);
+      if (connect_ec || watch.client_gone() || watch.closed_for_drain()) {
         co_return ended(AttemptResult::End::kUnreachable, connect_ec);
       }
-      beast::error_code ignored;
-      stream.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
     }
-    stream.expires_at(deadline);
     fresh.emplace();
-    auto [write_ec, written] = co_await asio::async_write(stream, req, kUse);
-    beast::error_code head_ec = write_ec;
-    if (!write_ec) {
+    beast::error_code head_ec = co_await Send(socket, req);
+    if (!head_ec) {
       std::tie(head_ec, std::ignore) =
-          co_await http::async_read_header(stream, buffer, *fresh, kUse);
+          co_await http::async_read_header(socket, buffer, *fresh, kUse);
     }
     if (!head_ec) {
       break;
     }
-    if (!reused || head_ec == beast::error::timeout || watch.client_gone() || buffer.size() > 0) {
+    if (!reused || watch.deadline_passed() || watch.client_gone() || watch.closed_for_drain() ||
+        buffer.size() > 0) {
       co_return ended(AttemptResult::End::kUnreachable, head_ec);
     }
     beast::error_code ignored;
-    stream.socket().close(ignored);
+    socket.close(ignored);
   }
   http::response_parser<http::string_body>& parser = *fresh;
   parser.body_limit(kMaxAnswerBytes);
@@ -285,14 +379,14 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     beast::error_code body_ec;
     net::ParseBuffered(parser, buffer, body_ec);  // a small answer came with its head
     if (!body_ec && !parser.is_done()) {
-      std::tie(body_ec, std::ignore) = co_await http::async_read(stream, buffer, parser, kUse);
+      std::tie(body_ec, std::ignore) = co_await http::async_read(socket, buffer, parser, kUse);
     }
     if (body_ec) {
       co_return ended(AttemptResult::End::kUnreachable, body_ec);
     }
     if (out.status == 429 || out.status == 503) {
       if (parser.is_done() && parser.keep_alive()) {
-        KeepIdle(up, stream);
+        KeepIdle(up, socket, watch);
       }
       out.end = AttemptResult::End::kRefused;
       out.overload_reason = HeaderOr(head, "X-Overload-Reason");
@@ -305,7 +399,8 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     net::Headers headers = PassedHeaders(head);
     std::string body = std::move(parser.get().body());
     if (keep) {
-      KeepIdle(up, stream);  // before the client's write: the next request may use it at once
+      KeepIdle(up, socket,
+               watch);  // before the client's write: the next request may use it at once
     }
     co_await conn.Reply(out.status, content_type, std::move(body), headers);
     out.end = watch.client_gone() ? AttemptResult::End::kClientGone : AttemptResult::End::kRelayed;
@@ -322,7 +417,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
   StreamErrorScan errors;
   std::string& bytes = parser.get().body();
   while (!parser.is_done()) {
-    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, kUse);
+    auto [ec, n] = co_await http::async_read_some(socket, buffer, parser, kUse);
     if (!bytes.empty()) {
       if (first && on_first_bytes) {
         on_first_bytes(clock.Now() - sent_s);
@@ -333,7 +428,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       }
       if (!co_await conn.WriteChunk(bytes)) {
         out.end = AttemptResult::End::kClientGone;
-        co_return out;  // closing `stream` tells the upstream
+        co_return out;  // closing `socket` tells the upstream
       }
       bytes.clear();
     }

@@ -8,15 +8,22 @@
 // Cancellation goes through: a watcher on the client's socket closes the upstream connection
 // the moment the client leaves, streaming or not, so the engine sees the disconnect at its
 // next iteration. The gateway's deadline closes the upstream too and answers 504 (or, once a
-// stream has started, ends it with an SSE error event). A new connection per attempt (the
-// upstream's keep-alive is not used yet). Boost.Beast stays in relay.cc.
+// stream has started, ends it with an SSE error event). Idle keep-alive connections to the
+// endpoint are reused (ConnectionCache). Boost.Beast stays in relay.cc.
+//
+// The hot path is kept to nginx's system calls: the request is sent without waiting when the
+// socket takes it (the usual case), and the deadlines of all attempts are kept by their
+// registry on one lazily re-armed timer (a timer per upstream operation, as Beast's
+// tcp_stream keeps them, cost a timerfd_settime system call or two a request).
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <set>
+#include <optional>
 #include <string>
 
 #include "gateway/endpoint_pool.h"
@@ -27,19 +34,38 @@ namespace spillway::gateway {
 
 struct RelayWatch;  // one attempt's watcher (relay.cc)
 
-/// The attempts in progress, so a drain that runs out of time can end them cleanly: CloseAll
-/// closes their upstream connections on their own strands, and they end as kDraining (503
-/// draining, or an SSE error event once streaming) instead of a cut client connection.
-/// Thread-safe.
+/// The attempts in progress and their deadlines. Deadlines are kept as nginx keeps its timers:
+/// the attempts in a list ordered by deadline (appended at the end, as every request gets the
+/// same timeout) and one timer armed at the earliest, re-armed only when it fires (an attempt
+/// that ends leaves the timer as it is); under load it fires about once per timeout, not
+/// twice a request. An attempt whose deadline passes has its upstream connection closed on its
+/// own strand and ends as kDeadline. CloseAll (a drain that ran out of time) closes them all
+/// the same way; they end as kDraining (503 draining, or an SSE error event once streaming)
+/// instead of a cut client connection. Thread-safe; must outlive the attempts and be destroyed
+/// before the io_context runs again (its timer's handler refers to it).
 class RelayRegistry {
  public:
+  RelayRegistry() = default;
+  RelayRegistry(const RelayRegistry&) = delete;
+  RelayRegistry& operator=(const RelayRegistry&) = delete;
+  ~RelayRegistry();
+
   void CloseAll();
+  /// Registers `watch` with its deadline (RelayWatch::deadline), arming the timer on `watch`'s
+  /// executor when it is not armed at or before it.
   void Add(const std::shared_ptr<RelayWatch>& watch);
   void Remove(const std::shared_ptr<RelayWatch>& watch);
 
  private:
+  void ArmLocked(std::chrono::steady_clock::time_point at, const boost::asio::any_io_executor& ex);
+  void Fired();
+  void UnlinkLocked(RelayWatch* w);
+
   std::mutex mu_;
-  std::set<std::shared_ptr<RelayWatch>> active_;
+  RelayWatch* head_ = nullptr;  // earliest deadline first
+  RelayWatch* tail_ = nullptr;
+  std::optional<boost::asio::steady_timer> timer_;
+  bool armed_ = false;
 };
 
 /// What the client asked, as the gateway forwards it.
@@ -49,7 +75,8 @@ struct RelayRequest {
   net::Headers headers;    ///< end-to-end request headers passed on (Authorization, ...)
   Seconds deadline_s = 0;  ///< the gateway's request deadline, on the SteadyClock
   Seconds connect_timeout_s = 0.5;
-  RelayRegistry* registry = nullptr;  ///< where the attempt registers (may be null)
+  /// Where the attempt registers: required, it keeps the deadline.
+  RelayRegistry* registry = nullptr;
 };
 
 struct AttemptResult {

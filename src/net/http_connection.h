@@ -9,7 +9,9 @@
 
 #include <array>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -70,6 +72,30 @@ class HttpConnection {
   /// gone" after a peek: returns true when the client is gone, false when it sent data.
   /// Cancel it through the awaitable's cancellation (e.g. awaitable_operators ||).
   asio::awaitable<bool> WaitClientGone();
+
+  /// WaitClientGone as a callback, for a watch started and stopped around every relayed
+  /// request: no coroutine frame, and nothing posted to start it. Peeks one byte into `byte`
+  /// (which must stay valid until `done` has run) and calls `done(gone)` on the socket's
+  /// completion: true for EOF or an error, false when bytes came (pipelining). Not called when
+  /// the watch was cancelled through `slot`, or when bytes were already buffered (nothing is
+  /// started then). `done` must keep the cancellation signal behind `slot` alive: the handler
+  /// clears the slot before it returns, so a later emit finds no stale operation.
+  template <typename Done>
+  void WatchClientGone(char& byte, asio::cancellation_slot slot, Done done) {
+    if (buffer_.size() > 0) {
+      return;
+    }
+    stream_.socket().async_receive(
+        asio::buffer(&byte, 1), asio::ip::tcp::socket::message_peek,
+        asio::bind_cancellation_slot(
+            slot, [slot, done = std::move(done)](const boost::system::error_code& ec,
+                                                 std::size_t n) mutable {
+              slot.clear();
+              if (ec != asio::error::operation_aborted) {
+                done(ec || n == 0);
+              }
+            }));
+  }
 
   /// Marks the connection to close after this exchange.
   void set_close() { keep_alive_ = false; }

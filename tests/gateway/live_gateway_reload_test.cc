@@ -5,8 +5,10 @@
 // added takes requests; a model added is served and listed, and one removed is 404
 // model_not_found; API keys added apply to the next request; a config that does not load
 // changes nothing (the gateway keeps serving on the one before, and says so in its metrics);
+// a shortened request timeout applies to the next request even with longer ones in flight;
 // and the ledger balances through it all.
 
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <string>
@@ -174,6 +176,45 @@ TEST_F(LiveGatewayReloadTest, AConfigThatDoesNotLoadChangesNothing) {
   EXPECT_EQ(MetricSum(GatewayMetrics(), "spillway_gateway_config_last_reload_successful"), 1);
   EXPECT_EQ(gateway().Post("/v1/completions", SmallCompletionBody(2)).status, 200);
   EXPECT_EQ(ForwardedTo(1), 1);
+}
+
+// The deadlines of all attempts share one timer, armed at the earliest: a request whose
+// deadline comes before those in flight (the timeout was shortened) must re-arm it, or it would
+// wait for theirs.
+TEST_F(LiveGatewayReloadTest, AShortenedRequestTimeoutAppliesBeforeTheLongerOnesInFlight) {
+  WriteConfig(Pools({0, 1}) + "timeouts: {request_timeout_s: 3}\n");
+  Reload("ok");
+  server_test::HttpRequest req;
+  req.method = "POST";
+  req.target = "/v1/completions";
+  req.body = R"({"prompt":[1,2,3],"max_tokens":250,"stream":true})";  // about 4 s
+  const auto long_sent = std::chrono::steady_clock::now();
+  PendingRequest stream(gateway().port(), req, 20);
+  ASSERT_TRUE(stream.ok()) << stream.error();
+  ASSERT_EQ(stream.ReadHead(5).status, 200);
+
+  WriteConfig(Pools({0, 1}) + "timeouts: {request_timeout_s: 1.2}\n");
+  Reload("ok");
+  const auto sent = std::chrono::steady_clock::now();
+  const HttpResponse r =
+      gateway().Post("/v1/completions", R"({"prompt":[1,2,3],"max_tokens":150})", {}, 10);
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  const double took_s = seconds_since(sent);
+  EXPECT_TRUE(IsOpenAiError(r, 504, "request_timeout")) << r.status << " " << r.body;
+  EXPECT_GE(took_s, 1.1);
+  EXPECT_LT(took_s, 2.0) << "its 1.2 s, not the 3 s of the stream in flight";
+
+  const HttpResponse rest = stream.ReadResponse(10);
+  const std::vector<std::string> events = server_test::SseDataPayloads(rest.body);
+  ASSERT_FALSE(events.empty());
+  const auto last = server_test::ParseJson(events.back());
+  ASSERT_TRUE(last.has_value()) << events.back();
+  EXPECT_EQ(server_test::StringAt(*last, "/error/code"), "request_timeout");
+  const double long_took_s = seconds_since(long_sent);
+  EXPECT_GE(long_took_s, 2.9) << "the stream keeps the timeout it started with";
+  EXPECT_LT(long_took_s, 4.0);
 }
 
 }  // namespace
