@@ -79,6 +79,7 @@ struct RelayWatch : std::enable_shared_from_this<RelayWatch> {
   bool closed_for_drain = false;
   bool deadline_passed = false;
   asio::ip::tcp::socket* upstream = nullptr;  // cleared when the attempt lets it go
+  net::HttpConnection* client = nullptr;      // the attempt's client (valid until stopped)
   asio::any_io_executor executor;
   asio::cancellation_signal cancel;
   char peek_byte = 0;  // where the client watch's peek writes
@@ -96,6 +97,15 @@ struct RelayWatch : std::enable_shared_from_this<RelayWatch> {
       upstream->cancel(ignored);
     }
   }
+  /// Ends the attempt for the deadline or the drain: closes the upstream and cuts a write to
+  /// the client still pending (a client that stopped reading would hold the attempt for the
+  /// write timeout, 30 s).
+  void End() {
+    CloseUpstream();
+    if (client != nullptr && !stopped) {
+      client->CancelPending();
+    }
+  }
 };
 
 namespace {
@@ -109,6 +119,7 @@ class WatchScope {
              RelayRegistry& registry)
       : watch_(std::make_shared<RelayWatch>()), registry_(registry) {
     watch_->upstream = &upstream;
+    watch_->client = &conn;
     watch_->executor = ex;
     watch_->deadline = deadline;
     registry_.Add(watch_);
@@ -124,6 +135,7 @@ class WatchScope {
     registry_.Remove(watch_);
     watch_->stopped = true;
     watch_->upstream = nullptr;
+    watch_->client = nullptr;
     watch_->cancel.emit(asio::cancellation_type::terminal);
   }
   WatchScope(const WatchScope&) = delete;
@@ -297,7 +309,7 @@ void RelayRegistry::Fired() {
     asio::post(w->executor, [w = w->shared_from_this()] {
       if (!w->stopped) {
         w->deadline_passed = true;
-        w->CloseUpstream();
+        w->End();
       }
     });
   }
@@ -312,7 +324,7 @@ void RelayRegistry::CloseAll() {
     asio::post(w->executor, [w = w->shared_from_this()] {
       if (!w->stopped && w->upstream != nullptr) {
         w->closed_for_drain = true;
-        w->CloseUpstream();
+        w->End();
       }
     });
   }
@@ -357,6 +369,17 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     fresh.emplace();
     beast::error_code head_ec = co_await Send(socket, req);
     if (!head_ec) {
+      std::tie(head_ec, std::ignore) =
+          co_await http::async_read_header(socket, buffer, *fresh, kUse);
+    }
+    // An interim answer (100 Continue, 103 Early Hints) is not the answer: read past it (RFC
+    // 9110 §15.2). A switch of protocols (101) is not one a completion can take.
+    while (!head_ec && fresh->get().result_int() / 100 == 1) {
+      if (fresh->get().result_int() == 101) {
+        head_ec = http::error::bad_status;
+        break;
+      }
+      fresh.emplace();
       std::tie(head_ec, std::ignore) =
           co_await http::async_read_header(socket, buffer, *fresh, kUse);
     }
@@ -409,8 +432,14 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
 
   // An SSE stream: chunk by chunk, each upstream read after the client took the last chunk.
   out.streamed = true;
+  // A write to the client that failed: the client left, or the deadline or the drain cut it.
+  const auto cut = [&] {
+    return watch.deadline_passed()    ? AttemptResult::End::kDeadline
+           : watch.closed_for_drain() ? AttemptResult::End::kDraining
+                                      : AttemptResult::End::kClientGone;
+  };
   if (!co_await conn.StartStream(PassedHeaders(head))) {
-    out.end = AttemptResult::End::kClientGone;
+    out.end = cut();
     co_return out;
   }
   bool first = true;
@@ -427,7 +456,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
         out.stream_error = errors.code();
       }
       if (!co_await conn.WriteChunk(bytes)) {
-        out.end = AttemptResult::End::kClientGone;
+        out.end = cut();
         co_return out;  // closing `socket` tells the upstream
       }
       bytes.clear();

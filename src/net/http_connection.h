@@ -97,6 +97,14 @@ class HttpConnection {
             }));
   }
 
+  /// Cancels the socket's pending operations (a write to a client that does not read, a
+  /// watch): they complete with operation_aborted, and a write so cut marks the connection to
+  /// close. For a deadline that must hold even against a client that stopped reading.
+  void CancelPending() {
+    boost::system::error_code ignored;
+    stream_.socket().cancel(ignored);
+  }
+
   /// Marks the connection to close after this exchange.
   void set_close() { keep_alive_ = false; }
 
