@@ -15,7 +15,8 @@
 #   bench/gateway_latency.sh [SPILLWAY_BINARY]      # default $SPILLWAY, else build/spillway
 #
 # Environment: DURATION [10s] CONNECTIONS [16] PIN [1] (the proxies and the upstream on CPU 0,
-# wrk on CPU 1, with >= 2 CPUs) RATE [1000] (requests/s of the paced runs; 0 skips them).
+# wrk on CPU 1, with >= 2 CPUs) RATE [1000] (requests/s of the paced runs; 0 skips them)
+# ROUNDS [5] (the paced paths take turns in this many slices of DURATION/ROUNDS).
 # Needs wrk, nginx and h2load (`scripts/deps.sh bench`). Builds nothing.
 set -euo pipefail
 
@@ -118,22 +119,35 @@ echo "gateway_latency: $connections connections, $duration each, wrk on its own 
 table req/s errors <<<"$results"
 
 # Paced: RATE requests/s from one h2load client (--rps RATE: a request every 1/RATE s on one
-# keep-alive connection), DURATION long. One client, not several: h2load's clients fire their
-# timers together, and ten of them made bursts of ten (direct p99 about 7 ms).
+# keep-alive connection). One client, not several: h2load's clients fire their timers
+# together, and ten of them made bursts of ten (direct p99 about 7 ms). The three paths take
+# turns, ROUNDS slices of DURATION/ROUNDS each, and each path's percentiles are over all its
+# slices: the VM's speed drifts within seconds (a direct p99 of 330 us in one 8 s run, 700 in
+# the next), and a path measured in one block would carry its block's drift as its own.
 rate=${RATE:-1000}
 [ "$rate" -gt 0 ] || exit 0
 command -v h2load >/dev/null || die "h2load not found (scripts/deps.sh bench; RATE=0 skips it)"
+rounds=${ROUNDS:-5}
+slice_s=$(((${duration%s} + rounds - 1) / rounds))
 printf '{"prompt":[1,2,3],"max_tokens":1}' >"$tmp/body.json"
-paced() {  # paced NAME URL: prints "NAME p50_us p99_us requests non2xx"
-  rm -f "$tmp/h2load.log"
-  "${client_cpu[@]}" h2load --h1 -c 1 --rps "$rate" -D "${duration%s}" \
+paced_slice() {  # paced_slice NAME URL: appends one slice's requests to $tmp/paced.NAME
+  rm -f "$tmp/h2load.log"  # h2load appends to its log
+  "${client_cpu[@]}" h2load --h1 -c 1 --rps "$rate" -D "$slice_s" \
     -d "$tmp/body.json" -H 'Content-Type: application/json' --log-file="$tmp/h2load.log" \
     "$2/v1/completions" >/dev/null
-  sort -n -k3 "$tmp/h2load.log" | awk -v name="$1" '
+  cat "$tmp/h2load.log" >>"$tmp/paced.$1"
+}
+paced_summary() {  # paced_summary NAME: prints "NAME p50_us p99_us requests non2xx"
+  sort -n -k3 "$tmp/paced.$1" | awk -v name="$1" '
     { us[NR] = $3; if ($2 < 200 || $2 > 299) bad++ }
     END { printf "%s %d %d %d %d\n", name, us[int(NR * 0.5)], us[int(NR * 0.99)], NR, bad }'
 }
-paced_results=$(paced direct "http://127.0.0.1:$up_port"; paced nginx "http://127.0.0.1:$proxy_port"
-  paced gateway "$gw_url")
-echo "gateway_latency: paced at $rate requests/s (h2load, one client), $duration each"
+rm -f "$tmp"/paced.*
+for _ in $(seq "$rounds"); do
+  paced_slice direct "http://127.0.0.1:$up_port"
+  paced_slice nginx "http://127.0.0.1:$proxy_port"
+  paced_slice gateway "$gw_url"
+done
+paced_results=$(paced_summary direct; paced_summary nginx; paced_summary gateway)
+echo "gateway_latency: paced at $rate requests/s (h2load, one client), $rounds slices of ${slice_s}s each, taking turns"
 table requests non-2xx <<<"$paced_results"

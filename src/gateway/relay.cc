@@ -38,6 +38,16 @@ constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
 /// Largest upstream answer read whole (a non-streaming completion or an error body).
 constexpr std::uint64_t kMaxAnswerBytes = std::uint64_t{64} << 20;
 
+/// A reused connection that fails this soon after the request was sent, without a byte of
+/// answer, was closed by the endpoint before it read the request (its close and our request
+/// crossed, one round trip: well under a millisecond between endpoints in one data centre,
+/// with room for a busy event loop); the request is sent again on a new connection.
+constexpr Seconds kStaleCloseWithin_s = 0.05;
+
+/// How long the SSE error event that ends a stream at the deadline or the drain may wait for
+/// a client that stopped reading, before the connection is simply closed.
+constexpr std::chrono::milliseconds kLastEventTimeout{500};
+
 /// Response headers not passed on: hop-by-hop (RFC 9110 §7.6.1) and those the gateway's own
 /// framing writes.
 bool PassResponseHeader(std::string_view name) {
@@ -171,8 +181,15 @@ bool AdoptIdle(const Upstream& up, asio::ip::tcp::socket& socket) {
   return true;
 }
 
-/// Hands `socket`'s connection to `up`'s idle connections; the watch no longer closes it.
-void KeepIdle(const Upstream& up, asio::ip::tcp::socket& socket, const WatchScope& watch) {
+/// Hands `socket`'s connection to `up`'s idle connections when the answer was read to its end
+/// with keep-alive and nothing came after it (bytes past the answer would be read as the next
+/// request's answer); the watch no longer closes it. Otherwise leaves it to be closed.
+void KeepIdleIfClean(const Upstream& up, asio::ip::tcp::socket& socket,
+                     const http::response_parser<http::string_body>& parser,
+                     const beast::flat_buffer& buffer, const WatchScope& watch) {
+  if (!parser.is_done() || !parser.keep_alive() || buffer.size() > 0) {
+    return;
+  }
   watch.Release();
   up.connections->Give(std::move(socket));
 }
@@ -357,8 +374,12 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
                                                  asio::buffer(*request.body)};
   beast::flat_buffer buffer;
   std::optional<http::response_parser<http::string_body>> fresh;  // one per try
-  // An idle keep-alive connection first; when the endpoint had closed it after all (the write
-  // or the head fails without a byte of answer), once more on a new one.
+  // An idle keep-alive connection first; when the endpoint had closed it after all, once more
+  // on a new one, but only when the endpoint cannot have begun the work: the request never
+  // went out whole, or the connection failed without a byte of answer within
+  // kStaleCloseWithin_s of the send (the endpoint's keep-alive timeout crossing the request).
+  // A later failure may come after the endpoint started generating: it is the caller's to
+  // retry, counted and under the retry budget, on another endpoint.
   for (bool reused = AdoptIdle(up, socket);; reused = false) {
     if (!reused) {
       const beast::error_code connect_ec = co_await Connect(socket, up, connect_by);
@@ -368,6 +389,9 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     }
     fresh.emplace();
     beast::error_code head_ec = co_await Send(socket, req);
+    const bool delivered = !head_ec;
+    const Seconds delivered_s = clock.Now();
+    bool heard = false;  // an interim answer came: the endpoint has the request
     if (!head_ec) {
       std::tie(head_ec, std::ignore) =
           co_await http::async_read_header(socket, buffer, *fresh, kUse);
@@ -375,6 +399,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     // An interim answer (100 Continue, 103 Early Hints) is not the answer: read past it (RFC
     // 9110 §15.2). A switch of protocols (101) is not one a completion can take.
     while (!head_ec && fresh->get().result_int() / 100 == 1) {
+      heard = true;
       if (fresh->get().result_int() == 101) {
         head_ec = http::error::bad_status;
         break;
@@ -386,8 +411,11 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     if (!head_ec) {
       break;
     }
-    if (!reused || watch.deadline_passed() || watch.client_gone() || watch.closed_for_drain() ||
-        buffer.size() > 0) {
+    const bool endpoint_may_have_it =
+        heard || buffer.size() > 0 ||
+        (delivered && clock.Now() - delivered_s > kStaleCloseWithin_s);
+    if (!reused || endpoint_may_have_it || watch.deadline_passed() || watch.client_gone() ||
+        watch.closed_for_drain()) {
       co_return ended(AttemptResult::End::kUnreachable, head_ec);
     }
     beast::error_code ignored;
@@ -408,9 +436,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       co_return ended(AttemptResult::End::kUnreachable, body_ec);
     }
     if (out.status == 429 || out.status == 503) {
-      if (parser.is_done() && parser.keep_alive()) {
-        KeepIdle(up, socket, watch);
-      }
+      KeepIdleIfClean(up, socket, parser, buffer, watch);
       out.end = AttemptResult::End::kRefused;
       out.overload_reason = HeaderOr(head, "X-Overload-Reason");
       out.headers = PassedHeaders(head);
@@ -418,13 +444,10 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       co_return out;
     }
     const std::string content_type = HeaderOr(head, "Content-Type");
-    const bool keep = parser.is_done() && parser.keep_alive();
     net::Headers headers = PassedHeaders(head);
+    // Before the client's write: the next request may use the connection at once.
+    KeepIdleIfClean(up, socket, parser, buffer, watch);
     std::string body = std::move(parser.get().body());
-    if (keep) {
-      KeepIdle(up, socket,
-               watch);  // before the client's write: the next request may use it at once
-    }
     co_await conn.Reply(out.status, content_type, std::move(body), headers);
     out.end = watch.client_gone() ? AttemptResult::End::kClientGone : AttemptResult::End::kRelayed;
     co_return out;
@@ -477,6 +500,9 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
           : out.end == AttemptResult::End::kDraining
               ? StreamError("draining", "The gateway shut down before the stream ended.")
               : StreamError("upstream_unavailable", "The endpoint failed mid-stream.");
+      if (out.end != AttemptResult::End::kBroken) {
+        conn.set_write_timeout(kLastEventTimeout);  // the attempt's time is already up
+      }
       co_await conn.WriteChunk(event);
       co_await conn.EndStream();
       co_return out;

@@ -12,7 +12,6 @@
 namespace spillway::net {
 namespace {
 
-constexpr auto kWriteTimeout = std::chrono::seconds(30);
 constexpr std::size_t kDiscardChunkBytes = 64 * 1024;  // one read of a lingering close
 constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
 constexpr std::string_view kCrlf = "\r\n";
@@ -60,7 +59,7 @@ asio::awaitable<bool> HttpConnection::Write(Buffers& buffers) {
     }
   }
   if (!ec && asio::buffer_size(buffers) > 0) {
-    stream_.expires_after(kWriteTimeout);
+    stream_.expires_after(write_timeout_);
     auto [write_ec, n] = co_await asio::async_write(stream_, buffers, kUse);
     stream_.expires_never();
     ec = write_ec;

@@ -4,8 +4,9 @@
 // went away. Boost.Beast stays behind this header's .cc for everything but the types.
 //
 // Writes go out without waiting when the socket's send buffer has room (the usual case for a
-// reply of a few hundred bytes) and fall back to an asynchronous write under a 30 s timeout
-// otherwise. HTTP/1.0 clients get no chunked encoding: a stream to them is ended by closing.
+// reply of a few hundred bytes) and fall back to an asynchronous write under a timeout (30 s
+// unless set) otherwise. HTTP/1.0 clients get no chunked encoding: a stream to them is ended by
+// closing.
 
 #include <array>
 #include <boost/asio/awaitable.hpp>
@@ -107,6 +108,9 @@ class HttpConnection {
 
   /// Marks the connection to close after this exchange.
   void set_close() { keep_alive_ = false; }
+  /// How long a write may wait for a client that does not read before it fails (30 s unless
+  /// set): shortened for a last word after the request's own time ran out.
+  void set_write_timeout(std::chrono::milliseconds timeout) { write_timeout_ = timeout; }
 
  private:
   using Buffers = std::array<asio::const_buffer, 3>;
@@ -119,6 +123,7 @@ class HttpConnection {
   beast::flat_buffer& buffer_;
   const Request& request_;
   std::string& scratch_;
+  std::chrono::milliseconds write_timeout_{std::chrono::seconds(30)};
   bool keep_alive_ = true;
   bool close_delimited_ = false;  // an HTTP/1.0 stream: the body ends when we close
 };

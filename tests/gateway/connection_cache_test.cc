@@ -1,14 +1,16 @@
 // The gateway's idle upstream connections (gateway/connection_cache.h): kept as registered Asio
-// sockets, handed out most recent first, bounded, and those the endpoint closed dropped once
-// they have been idle long enough to be peeked at.
+// sockets, handed out most recent first, bounded; those the endpoint closes or sends unasked
+// bytes on are dropped as it happens (their watch), or when peeked at before reuse.
 
 #include "gateway/connection_cache.h"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -30,6 +32,15 @@ class LoopbackPairs {
     client.connect(acceptor_.local_endpoint());
     peer->emplace(acceptor_.accept());
     return client;
+  }
+  /// Runs the sockets' handlers until `done()` or `limit` has passed.
+  template <typename Done>
+  void RunUntil(Done done, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    while (!done() && std::chrono::steady_clock::now() < give_up) {
+      ioc_.restart();
+      ioc_.run_for(std::chrono::milliseconds(10));
+    }
   }
 
  private:
@@ -95,6 +106,64 @@ TEST(ConnectionCacheTest, AConnectionTheEndpointClosedIsDroppedOnceIdleLongEnoug
     peeks_at_once.Give(pairs.Connect(&peer));  // the endpoint keeps it open
     EXPECT_TRUE(peeks_at_once.Take().has_value());
   }
+}
+
+TEST(ConnectionCacheTest, AnIdleConnectionTheEndpointClosesIsClosedAtOnceNotLeftInCloseWait) {
+  LoopbackPairs pairs;
+  std::optional<tcp::socket> closed_by_endpoint;
+  std::optional<tcp::socket> kept_open;
+  ConnectionCache cache(64, std::chrono::hours(1));  // no peek: only the watch can see it
+  cache.Give(pairs.Connect(&kept_open));
+  cache.Give(pairs.Connect(&closed_by_endpoint));
+  closed_by_endpoint->close();  // the endpoint's keep-alive timeout
+  pairs.RunUntil([&] { return cache.size() == 1; });
+  EXPECT_EQ(cache.size(), 1u) << "the closed one dropped without a Take";
+  std::optional<tcp::socket> left = cache.Take();
+  ASSERT_TRUE(left.has_value());
+  char byte = 0;
+  boost::system::error_code ec;
+  left->non_blocking(true);
+  left->read_some(asio::buffer(&byte, 1), ec);
+  EXPECT_EQ(ec, asio::error::would_block) << "the one handed out is the open one";
+}
+
+TEST(ConnectionCacheTest, BytesNobodyAskedForDropTheConnectionInsteadOfAnsweringTheNextRequest) {
+  LoopbackPairs pairs;
+  std::optional<tcp::socket> peer;
+  ConnectionCache cache(64, std::chrono::hours(1));
+  cache.Give(pairs.Connect(&peer));
+  asio::write(*peer, asio::buffer(std::string_view("HTTP/1.1 200 OK\r\n\r\n")));
+  pairs.RunUntil([&] { return cache.size() == 0; });
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_FALSE(cache.Take().has_value());
+  char byte = 0;
+  boost::system::error_code ec;
+  peer->read_some(asio::buffer(&byte, 1), ec);
+  // A reset: the bytes were never read, and a close with unread data resets (RFC 1122 4.2.2.13).
+  EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset)
+      << "the endpoint sees the connection closed: " << ec.message();
+}
+
+TEST(ConnectionCacheTest, ATakenConnectionIsNoLongerWatchedAndAWatchOutlivingTheCacheDoesNothing) {
+  LoopbackPairs pairs;
+  std::optional<tcp::socket> peer_taken;
+  std::optional<tcp::socket> peer_left;
+  std::optional<tcp::socket> taken;
+  {
+    ConnectionCache cache(64, std::chrono::hours(1));
+    cache.Give(pairs.Connect(&peer_taken));
+    taken = cache.Take();
+    cache.Give(pairs.Connect(&peer_left));
+  }  // destroyed with a watch pending
+  ASSERT_TRUE(taken.has_value());
+  asio::write(*peer_taken, asio::buffer(std::string_view("x")));
+  peer_left->close();
+  pairs.RunUntil([] { return false; }, std::chrono::milliseconds(100));  // the watches end
+  char byte = 0;
+  boost::system::error_code ec;
+  taken->read_some(asio::buffer(&byte, 1), ec);
+  EXPECT_FALSE(ec) << "the taken connection is the caller's to read";
+  EXPECT_EQ(byte, 'x');
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // loopback (an `openai` endpoint: no metrics). Pass criteria: interim 1xx answers (100
 // Continue, 103 Early Hints) before the real one are read past, and the client gets the 200;
 // the gateway's deadline ends a stream whose client stopped reading at the deadline, not at
-// the 30 s write timeout, and the ledger counts it as a request_timeout.
+// the 30 s write timeout, and the ledger counts it as a request_timeout; an answer the endpoint
+// sends unasked on an idle connection reaches nobody; a request on a reused connection is sent
+// again on a new one only when the endpoint closed it at once, not after holding it.
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -36,11 +38,11 @@ constexpr std::string_view kCompletionJson =
     R"("usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}})";
 
 /// An HTTP/1.1 upstream on loopback that answers GETs (the gateway's probes) with a model list
-/// and every POST, read to the end of its body, with `answer(socket)`; one thread per
-/// connection, all joined on destruction.
+/// and every POST, read to the end of its body, with `answer(socket, nth)`, `nth` counting the
+/// POSTs on that connection from 1; one thread per connection, all joined on destruction.
 class ScriptedUpstream {
  public:
-  using Answer = std::function<void(tcp::socket&)>;
+  using Answer = std::function<void(tcp::socket&, int nth)>;
   explicit ScriptedUpstream(Answer answer)
       : answer_(std::move(answer)),
         acceptor_(ioc_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
@@ -67,6 +69,8 @@ class ScriptedUpstream {
   ScriptedUpstream& operator=(const ScriptedUpstream&) = delete;
 
   std::uint16_t port() const { return port_; }
+  /// POSTs received, on all connections.
+  int posts() const { return posts_; }
 
  private:
   void AcceptLoop() {
@@ -84,6 +88,7 @@ class ScriptedUpstream {
   }
   void Serve(tcp::socket& socket) {
     asio::streambuf in;
+    int posts_here = 0;
     for (;;) {
       boost::system::error_code ec;
       const std::size_t head_bytes = asio::read_until(socket, in, "\r\n\r\n", ec);
@@ -113,7 +118,8 @@ class ScriptedUpstream {
                                  std::to_string(models.size()) + "\r\n\r\n" + models),
                     ec);
       } else {
-        answer_(socket);
+        ++posts_;
+        answer_(socket, ++posts_here);
       }
       if (ec) {
         return;
@@ -127,6 +133,7 @@ class ScriptedUpstream {
   int listen_fd_;
   std::uint16_t port_;
   std::atomic<bool> stop_{false};
+  std::atomic<int> posts_{0};
   std::mutex mu_;
   std::vector<int> fds_;  // of the connections, for the shutdowns
   std::vector<std::thread> threads_;
@@ -150,10 +157,16 @@ class LiveGatewayUpstreamTest : public GatewayFixture {
   ScriptedUpstream scripted_;
 };
 
+/// A complete keep-alive answer with `body`.
+std::string Answer200(std::string_view body) {
+  return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
 class LiveGatewayInterimTest : public LiveGatewayUpstreamTest {
  protected:
   LiveGatewayInterimTest()
-      : LiveGatewayUpstreamTest([](tcp::socket& s) {
+      : LiveGatewayUpstreamTest([](tcp::socket& s, int) {
           boost::system::error_code ignored;
           asio::write(s,
                       asio::buffer("HTTP/1.1 100 Continue\r\n\r\n"
@@ -178,7 +191,7 @@ TEST_F(LiveGatewayInterimTest, InterimAnswersAreReadPastAndTheClientGetsTheRealO
 class LiveGatewayStalledClientTest : public LiveGatewayUpstreamTest {
  protected:
   LiveGatewayStalledClientTest()
-      : LiveGatewayUpstreamTest([](tcp::socket& s) {
+      : LiveGatewayUpstreamTest([](tcp::socket& s, int) {
           // A stream that never ends: 64 KB events until the gateway closes the connection.
           boost::system::error_code ec;
           asio::write(s,
@@ -225,6 +238,73 @@ TEST_F(LiveGatewayStalledClientTest, TheDeadlineEndsAStreamWhoseClientStoppedRea
   EXPECT_GE(took_s, 1.4);
   EXPECT_LT(took_s, 3.0) << "the deadline, not the 30 s write timeout";
   EXPECT_EQ(MetricSum(GatewayMetrics(), "spillway_gateway_failed_total"), 1);
+}
+
+class LiveGatewayUnaskedAnswerTest : public LiveGatewayUpstreamTest {
+ protected:
+  LiveGatewayUnaskedAnswerTest()
+      : LiveGatewayUpstreamTest([](tcp::socket& s, int) {
+          // The answer, then, on the idle keep-alive connection, one nobody asked for.
+          boost::system::error_code ignored;
+          asio::write(s, asio::buffer(Answer200(kCompletionJson)), ignored);
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          asio::write(s, asio::buffer(Answer200(R"({"stale":true})")), ignored);
+        }) {}
+};
+
+TEST_F(LiveGatewayUnaskedAnswerTest, AnAnswerSentOnAnIdleConnectionNeverReachesTheNextClient) {
+  for (int i = 0; i < 3; ++i) {
+    const HttpResponse r =
+        gateway().Post("/v1/completions", R"({"prompt":[1,2,3],"max_tokens":1})", {}, 5);
+    EXPECT_EQ(r.status, 200) << r.error << r.body;
+    EXPECT_EQ(r.body, kCompletionJson) << "request " << i;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the unasked answer comes
+  }
+}
+
+/// Answers the first POST on each connection; on a later one, closes the connection without an
+/// answer after `hold` (zero: as soon as the request is read).
+ScriptedUpstream::Answer CloseReusedAfter(std::chrono::milliseconds hold) {
+  return [hold](tcp::socket& s, int nth) {
+    boost::system::error_code ignored;
+    if (nth == 1) {
+      asio::write(s, asio::buffer(Answer200(kCompletionJson)), ignored);
+      return;
+    }
+    std::this_thread::sleep_for(hold);
+    s.shutdown(tcp::socket::shutdown_both, ignored);
+  };
+}
+
+class LiveGatewayHeldThenClosedTest : public LiveGatewayUpstreamTest {
+ protected:
+  LiveGatewayHeldThenClosedTest()
+      : LiveGatewayUpstreamTest(CloseReusedAfter(std::chrono::milliseconds(200))) {}
+};
+
+TEST_F(LiveGatewayHeldThenClosedTest, ARequestTheEndpointHeldBeforeClosingIsNotSentAgainUnasked) {
+  const std::string body = R"({"prompt":[1,2,3],"max_tokens":1})";
+  ASSERT_EQ(gateway().Post("/v1/completions", body, {}, 5).status, 200);
+  // On the reused connection: the endpoint may have started on it, so no silent second send;
+  // the only endpoint failed and nothing else can be tried.
+  const HttpResponse r = gateway().Post("/v1/completions", body, {}, 5);
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_NE(r.body.find("upstream_unavailable"), std::string::npos) << r.body;
+  EXPECT_EQ(scripted_.posts(), 2) << "the held request was sent once";
+}
+
+class LiveGatewayStaleCloseTest : public LiveGatewayUpstreamTest {
+ protected:
+  LiveGatewayStaleCloseTest() : LiveGatewayUpstreamTest(CloseReusedAfter({})) {}
+};
+
+TEST_F(LiveGatewayStaleCloseTest, AReusedConnectionClosedAtOnceIsRetriedOnANewOneUnseen) {
+  const std::string body = R"({"prompt":[1,2,3],"max_tokens":1})";
+  ASSERT_EQ(gateway().Post("/v1/completions", body, {}, 5).status, 200);
+  const HttpResponse r = gateway().Post("/v1/completions", body, {}, 5);
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, kCompletionJson);
+  EXPECT_EQ(scripted_.posts(), 3) << "sent again on a new connection";
 }
 
 }  // namespace
