@@ -10,7 +10,7 @@ namespace {
 
 routing::EndpointState StateOf(const Upstream& u) {
   const bool exports = !u.kind.has_value() || routing::ExportsMetrics(*u.kind);
-  return {u.url, exports, routing::EndpointPriors{}};
+  return {u.url, exports, u.priors};
 }
 
 std::vector<routing::EndpointState> StatesOf(const std::vector<Upstream>& upstreams) {
@@ -71,6 +71,7 @@ EndpointPool::Changes EndpointPool::Update(std::vector<Upstream> wanted,
       continue;
     }
     const auto i = static_cast<std::size_t>(at - upstreams_.begin());
+    pool_.SetPriors(i, u.priors);  // no new loops or connections for that
     const bool back = pool_.removed(i);
     const bool changed = (*at)->kind != u.kind || (*at)->addresses != u.addresses;
     if (!back && !changed) {
@@ -278,6 +279,11 @@ bool EndpointPool::OnScrape(std::size_t i, const metrics::Exposition& exposition
 std::optional<routing::EngineKind> EndpointPool::Kind(std::size_t i) const {
   const std::lock_guard lock(mu_);
   return kinds_[i];
+}
+
+routing::EndpointState EndpointPool::Endpoint(std::size_t i) const {
+  const std::lock_guard lock(mu_);
+  return pool_.endpoint(i);
 }
 
 std::vector<EndpointView> EndpointPool::View(Seconds now) const {

@@ -36,6 +36,7 @@ struct Upstream {
   net::Target target;
   net::Endpoints addresses;
   std::optional<routing::EngineKind> kind;
+  routing::EndpointPriors priors{};  ///< UpstreamConfig::priors
   /// Its idle keep-alive connections, shared by every session.
   std::shared_ptr<ConnectionCache> connections = std::make_shared<ConnectionCache>();
 };
@@ -133,6 +134,8 @@ class EndpointPool {
   /// load the kind's names describe (counted as a failed scrape).
   bool OnScrape(std::size_t i, const metrics::Exposition& exposition, Seconds now);
   std::optional<routing::EngineKind> Kind(std::size_t i) const;
+  /// Endpoint `i`'s state as the router sees it now (a copy).
+  routing::EndpointState Endpoint(std::size_t i) const;
 
   /// Every endpoint in the pool, and those removed while requests to them are in flight.
   std::vector<EndpointView> View(Seconds now) const;

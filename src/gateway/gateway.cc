@@ -35,10 +35,31 @@ namespace asio = boost::asio;
 /// Seconds allowed for an endpoint's GET /v1/models at start-up.
 constexpr Seconds kDiscoveryTimeoutS = 5;
 
+/// Says, for each endpoint of `pool` without metrics left at the default batch, what the
+/// gateway router assumes of it: its batch is never measured (docs/gateway.md, "An endpoint
+/// without metrics").
+void WarnOfAssumedBatches(const EndpointPool& pool, const GatewayConfig& config) {
+  if (config.router.policy != routing::RouterPolicy::kGateway) {
+    return;
+  }
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    const std::shared_ptr<const Upstream> up = pool.upstream(i);
+    if (up->kind == routing::EngineKind::kOpenai &&
+        up->priors.max_running == routing::EndpointPriors{}.max_running) {
+      std::cerr << fmt::format(
+          "spillway gateway: note: endpoint {} has no metrics; admission assumes it runs {} "
+          "requests at once (set max_running for it in a --config file: docs/gateway.md, "
+          "\"An endpoint without metrics\")\n",
+          up->url, up->priors.max_running);
+    }
+  }
+}
+
 Upstream Resolved(asio::io_context& ioc, const UpstreamConfig& u) {
   Upstream up;
   up.url = u.url;
   up.kind = u.kind;
+  up.priors = u.priors;
   try {
     up.target = net::ParseTarget(u.url);
     up.addresses = net::Resolve(ioc, up.target);
@@ -405,6 +426,7 @@ int Gateway::Run() {
   for (const auto& p : m.state.Get()->pools) {
     pools += fmt::format("{}'{}' ({} endpoint{})", pools.empty() ? "" : ", ", p->model(), p->size(),
                          p->size() == 1 ? "" : "s");
+    WarnOfAssumedBatches(*p, m.config);
   }
   std::cerr << fmt::format(
       "spillway gateway: listening on http://{}:{} (router {}, staleness {}, TTFT SLO {:g} s, "

@@ -106,7 +106,8 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
           e.Fail(error.what());
         }
       } else {
-        e.RequireKnownKeys({"url", "kind"});
+        e.RequireKnownKeys(
+            {"url", "kind", "max_running", "service_rate_rps", "prefill_tokens_per_s"});
         if (!e["url"].present()) {
           e["url"].Fail("is required");
         }
@@ -116,6 +117,14 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
         }
         if (e["kind"].present()) {
           u.kind = KindOf(e["kind"]);
+        }
+        routing::EndpointPriors& p = u.priors;
+        p.max_running = IntIn(e["max_running"], p.max_running, 1, 1'000'000);
+        if (const Field f = e["service_rate_rps"]; f.present()) {
+          p.service_rate_rps = config::InRange(f, f.AsDouble(), 1e-3, 1e9);
+        }
+        if (const Field f = e["prefill_tokens_per_s"]; f.present()) {
+          p.prefill_tokens_per_s = config::InRange(f, f.AsDouble(), 1, 1e12);
         }
       }
       pool.endpoints.push_back(std::move(u));

@@ -12,7 +12,8 @@
 //   retries: {max_attempts, budget_ratio, budget_window_s, min_retries}
 //   queue:   {max_wait_s, standing_max_wait_s, max_queued, aging_s}
 //   health:  {probe_interval_s, eject_after_errors, eject_base_s, max_ejected_fraction}
-//   pools:   [{model: NAME, endpoints: [{url: URL, kind: KIND}]}]
+//   pools:   [{model: NAME, endpoints: [{url: URL, kind: KIND, max_running, service_rate_rps,
+//             prefill_tokens_per_s}]}]
 //   api_keys: [{key, tenant, rate_rps, burst, max_priority}]   (as serve's)
 
 #include <cstdint>
@@ -21,16 +22,23 @@
 #include <vector>
 
 #include "config/server_config.h"
+#include "routing/endpoint_state.h"
 #include "routing/engine_metrics.h"
 #include "routing/pool.h"
 
 namespace spillway::gateway {
 
-/// One upstream: its base URL (http://host:port[/prefix]) and what kind of engine it is
-/// (nullopt: detected from its /metrics at the first scrape).
+/// One upstream: its base URL (http://host:port[/prefix]), what kind of engine it is (nullopt:
+/// detected from its /metrics at the first scrape), and what admission assumes of it until it
+/// has measured it: keys max_running, service_rate_rps and prefill_tokens_per_s (defaults 16,
+/// 10 and 4,000). An endpoint without metrics (kind openai) never reports its batch, so its
+/// max_running stays the one given: set it to the engine's batch (vLLM's --max-num-seqs) or a
+/// hosted API's concurrency limit, or the gateway queues (and refuses) past 16 in flight plus
+/// what the measured completion rate drains within the TTFT SLO.
 struct UpstreamConfig {
   std::string url;
   std::optional<routing::EngineKind> kind;
+  routing::EndpointPriors priors{};
 };
 
 /// The endpoints that serve one model. An empty model name: discovered at start-up from the

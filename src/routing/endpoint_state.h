@@ -33,7 +33,9 @@ enum class EndpointHealth : std::uint8_t {
   kDown,      ///< connect errors, or removed
 };
 
-/// Starting values used until the gateway has measured an endpoint.
+/// Starting values used until the gateway has measured an endpoint. For an endpoint without
+/// metrics, max_running is never measured (it is learned from scrapes that see a queue): it
+/// stays what is given here.
 struct EndpointPriors {
   double service_rate_rps = 10;  ///< completions per second of a saturated endpoint
   double prefill_tokens_per_s = 4000;
@@ -61,6 +63,8 @@ class EndpointState {
   void OnFinish(Seconds now, bool completed);
 
   void set_health(EndpointHealth health) { health_ = health; }
+  /// A config reload's priors: used where nothing was measured yet (what was, stays).
+  void set_priors(const EndpointPriors& priors) { priors_ = priors; }
   EndpointHealth health() const { return health_; }
   /// Healthy: the only state that takes new work.
   bool takes_work() const { return health_ == EndpointHealth::kHealthy; }

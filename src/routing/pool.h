@@ -64,6 +64,8 @@ class Pool {
   /// kept). Indexes never change: an endpoint removed stays at its index.
   void SetRemoved(std::size_t i, bool removed, Seconds now);
   bool removed(std::size_t i) const { return health_.removed(i); }
+  /// A config reload: endpoint `i`'s priors (EndpointState::set_priors).
+  void SetPriors(std::size_t i, const EndpointPriors& priors) { endpoints_[i].set_priors(priors); }
   /// A config reload: new settings from now on; what the pool has learned and counted (the
   /// endpoints' states and health, the retry budget's window, those waiting, the prediction
   /// errors) stays. The wait queue is off unless the router is the gateway's.

@@ -47,6 +47,16 @@ TEST(EndpointPoolUpdateTest, AnEndpointSpeltAnotherWayIsTheSameEndpoint) {
   EXPECT_EQ(pool.upstream(0)->url, "http://127.0.0.1:1") << "the spelling it had";
 }
 
+TEST(EndpointPoolUpdateTest, NewPriorsApplyWithoutRestartingTheEndpoint) {
+  EndpointPool pool("m", {VllmAt("http://127.0.0.1:1", routing::EngineKind::kOpenai)}, QueueOn());
+  Upstream bigger = VllmAt("http://127.0.0.1:1", routing::EngineKind::kOpenai);
+  bigger.priors.max_running = 256;
+  const EndpointPool::Changes c = pool.Update({bigger}, QueueOn(), 0);
+  EXPECT_EQ(c.added + c.removed + c.changed, 0u);
+  EXPECT_TRUE(pool.Watched(0, 1)) << "its loops and connections go on";
+  EXPECT_EQ(pool.Endpoint(0).MaxRunning(), 256) << "an endpoint without metrics takes it at once";
+}
+
 TEST(EndpointPoolUpdateTest, AChangedKindRestartsTheEndpointsLoops) {
   EndpointPool pool("m", {VllmAt("http://127.0.0.1:1")}, QueueOn());
   const EndpointPool::Changes c =

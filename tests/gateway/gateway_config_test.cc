@@ -37,6 +37,10 @@ pools:
       - "sglang=http://10.0.0.2:30000"
   - model: llama-3.2-1b
     endpoints: [{url: "http://10.0.0.3:8000"}]
+  - model: gpt-4o-mini
+    endpoints:
+      - {url: "http://10.0.0.9:8000", kind: openai, max_running: 200, service_rate_rps: 40,
+         prefill_tokens_per_s: 20000}
 )",
                                                       "gw.yaml");
   EXPECT_EQ(c.host, "0.0.0.0");
@@ -54,12 +58,18 @@ pools:
   EXPECT_EQ(c.queue.max_queued, 64);
   EXPECT_EQ(c.queue.aging_s, 0.2);
   EXPECT_EQ(c.PoolSettings().queue.max_queued, 64);
-  ASSERT_EQ(c.pools.size(), 2u);
+  ASSERT_EQ(c.pools.size(), 3u);
   ASSERT_EQ(c.pools[0].endpoints.size(), 2u);
   EXPECT_EQ(c.pools[0].endpoints[0].kind, routing::EngineKind::kVllm);
   EXPECT_EQ(c.pools[0].endpoints[1].kind, routing::EngineKind::kSglang);
   EXPECT_EQ(c.pools[0].endpoints[1].url, "http://10.0.0.2:30000");
   EXPECT_FALSE(c.pools[1].endpoints[0].kind.has_value()) << "detected at the first scrape";
+  const routing::EndpointPriors defaults;
+  EXPECT_EQ(c.pools[1].endpoints[0].priors.max_running, defaults.max_running);
+  const routing::EndpointPriors& hosted = c.pools[2].endpoints[0].priors;
+  EXPECT_EQ(hosted.max_running, 200);
+  EXPECT_EQ(hosted.service_rate_rps, 40);
+  EXPECT_EQ(hosted.prefill_tokens_per_s, 20000);
   ValidateGatewayConfig(c, "gw.yaml");
 }
 
@@ -87,6 +97,13 @@ TEST(GatewayConfigTest, ErrorsNameFileLineFieldAndValue) {
               LoadGatewayConfigFromString("queue: {aging_s: 0}\n", "gw.yaml");
             }).find("queue.aging_s"),
             std::string::npos);
+  EXPECT_EQ(ErrorOf([] {
+              LoadGatewayConfigFromString(
+                  "pools:\n  - model: m\n    endpoints:\n      - {url: \"http://h:1\", "
+                  "max_running: 0}\n",
+                  "gw.yaml");
+            }),
+            "gw.yaml:4: pools[0].endpoints[0].max_running: must be in [1, 1000000], got '0'");
   // 0 is "off" where the docs say so.
   const GatewayConfig off = LoadGatewayConfigFromString(
       "queue: {max_wait_s: 0, standing_max_wait_s: 0}\nrouter: {prediction_quantile: 0}\n",

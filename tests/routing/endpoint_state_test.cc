@@ -105,5 +105,21 @@ TEST(EndpointStateTest, PredictedTtftIsTheWaitAheadPlusThePrefill) {
   EXPECT_NEAR(e.PredictTtft(400, true), 0.1, kTol) << "nothing ahead: prefill only";
 }
 
+TEST(EndpointStateTest, WithoutMetricsTheBatchIsTheOneGivenAndAReloadCanChangeIt) {
+  EndpointState hosted("a", /*exports_metrics=*/false,
+                       {.service_rate_rps = 10, .prefill_tokens_per_s = 4000, .max_running = 200});
+  EndpointState assumed("b", false, EndpointPriors{});
+  for (int i = 0; i < 100; ++i) {
+    hosted.OnForward(0.0);
+    assumed.OnForward(0.0);
+  }
+  EXPECT_NEAR(hosted.PredictTtft(400, false), 0.1, kTol) << "100 in flight fit a batch of 200";
+  // The default batch of 16: 84 ahead at 10 requests/s, plus the prefill.
+  EXPECT_NEAR(assumed.PredictTtft(400, false), 8.4 + 0.1, kTol);
+  assumed.set_priors({.service_rate_rps = 10, .prefill_tokens_per_s = 4000, .max_running = 200});
+  EXPECT_NEAR(assumed.PredictTtft(400, false), 0.1, kTol);
+  EXPECT_EQ(assumed.in_flight(), 100) << "what it counted stays";
+}
+
 }  // namespace
 }  // namespace spillway::routing
