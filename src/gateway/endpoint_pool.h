@@ -37,6 +37,7 @@ struct Upstream {
   net::Endpoints addresses;
   std::optional<routing::EngineKind> kind;
   routing::EndpointPriors priors{};  ///< UpstreamConfig::priors
+  bool max_running_given = false;    ///< UpstreamConfig::max_running_given
   /// Its idle keep-alive connections, shared by every session.
   std::shared_ptr<ConnectionCache> connections = std::make_shared<ConnectionCache>();
 };

@@ -35,7 +35,7 @@ namespace asio = boost::asio;
 /// Seconds allowed for an endpoint's GET /v1/models at start-up.
 constexpr Seconds kDiscoveryTimeoutS = 5;
 
-/// Says, for each endpoint of `pool` without metrics left at the default batch, what the
+/// Says, for each endpoint of `pool` without metrics whose batch the config does not give, what the
 /// gateway router assumes of it: its batch is never measured (docs/gateway.md, "An endpoint
 /// without metrics").
 void WarnOfAssumedBatches(const EndpointPool& pool, const GatewayConfig& config) {
@@ -44,8 +44,7 @@ void WarnOfAssumedBatches(const EndpointPool& pool, const GatewayConfig& config)
   }
   for (std::size_t i = 0; i < pool.size(); ++i) {
     const std::shared_ptr<const Upstream> up = pool.upstream(i);
-    if (up->kind == routing::EngineKind::kOpenai &&
-        up->priors.max_running == routing::EndpointPriors{}.max_running) {
+    if (up->kind == routing::EngineKind::kOpenai && !up->max_running_given) {
       std::cerr << fmt::format(
           "spillway gateway: note: endpoint {} has no metrics; admission assumes it runs {} "
           "requests at once (set max_running for it in a --config file: docs/gateway.md, "
@@ -60,6 +59,7 @@ Upstream Resolved(asio::io_context& ioc, const UpstreamConfig& u) {
   up.url = u.url;
   up.kind = u.kind;
   up.priors = u.priors;
+  up.max_running_given = u.max_running_given;
   try {
     up.target = net::ParseTarget(u.url);
     up.addresses = net::Resolve(ioc, up.target);

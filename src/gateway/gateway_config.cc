@@ -120,6 +120,7 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
         }
         routing::EndpointPriors& p = u.priors;
         p.max_running = IntIn(e["max_running"], p.max_running, 1, 1'000'000);
+        u.max_running_given = e["max_running"].present();
         if (const Field f = e["service_rate_rps"]; f.present()) {
           p.service_rate_rps = config::InRange(f, f.AsDouble(), 1e-3, 1e9);
         }

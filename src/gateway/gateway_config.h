@@ -39,6 +39,7 @@ struct UpstreamConfig {
   std::string url;
   std::optional<routing::EngineKind> kind;
   routing::EndpointPriors priors{};
+  bool max_running_given = false;  ///< priors.max_running came from the config
 };
 
 /// The endpoints that serve one model. An empty model name: discovered at start-up from the

@@ -1,6 +1,7 @@
 // The gateway's idle upstream connections (gateway/connection_cache.h): kept as registered Asio
-// sockets, handed out most recent first, bounded; those the endpoint closes or sends unasked
-// bytes on are dropped as it happens (their watch), or when peeked at before reuse.
+// sockets, handed out most recent first, bounded; one the endpoint closed or sent unasked bytes
+// on is never handed out (the peek at every take), and one idle for a while is dropped as it
+// happens (its watch).
 
 #include "gateway/connection_cache.h"
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -84,37 +86,38 @@ TEST(ConnectionCacheTest, ClosesWhatItCannotKeep) {
   EXPECT_EQ(ec, asio::error::eof) << "the peer of the connection not kept sees it closed";
 }
 
-TEST(ConnectionCacheTest, AConnectionTheEndpointClosedIsDroppedOnceIdleLongEnoughToBePeekedAt) {
+TEST(ConnectionCacheTest, AConnectionTheEndpointClosedIsNeverHandedOut) {
+  LoopbackPairs pairs;
+  std::optional<tcp::socket> closed_by_endpoint;
+  std::optional<tcp::socket> kept_open;
+  ConnectionCache cache(64, std::chrono::hours(1));  // no watch: the peek at the take sees it
+  cache.Give(pairs.Connect(&kept_open));
+  cache.Give(pairs.Connect(&closed_by_endpoint));
+  closed_by_endpoint->close();  // the endpoint's idle timeout
+  std::optional<tcp::socket> taken = cache.Take();
+  ASSERT_TRUE(taken.has_value());
+  EXPECT_EQ(taken->remote_endpoint().port(), kept_open->local_endpoint().port());
+  EXPECT_FALSE(cache.Take().has_value());
+}
+
+TEST(ConnectionCacheTest, BytesThatCameJustBeforeTheTakeAreSeenWithoutTheWatch) {
   LoopbackPairs pairs;
   std::optional<tcp::socket> peer;
-  {
-    ConnectionCache peeks_at_once(64, std::chrono::milliseconds(0));
-    peeks_at_once.Give(pairs.Connect(&peer));
-    peer->close();  // the endpoint's idle timeout
-    EXPECT_FALSE(peeks_at_once.Take().has_value());
-  }
-  {
-    // Idle for less than the peek threshold: handed out without a system call; the relay's
-    // write or read then fails before any answer and it connects anew (relay.cc).
-    ConnectionCache trusts_recent(64, std::chrono::hours(1));
-    trusts_recent.Give(pairs.Connect(&peer));
-    peer->close();
-    EXPECT_TRUE(trusts_recent.Take().has_value());
-  }
-  {
-    ConnectionCache peeks_at_once(64, std::chrono::milliseconds(0));
-    peeks_at_once.Give(pairs.Connect(&peer));  // the endpoint keeps it open
-    EXPECT_TRUE(peeks_at_once.Take().has_value());
-  }
+  ConnectionCache cache(64, std::chrono::milliseconds(0));  // watched as soon as the loop runs
+  cache.Give(pairs.Connect(&peer));
+  asio::write(*peer, asio::buffer(std::string_view("HTTP/1.1 200 OK\r\n\r\n")));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // delivered; the loop never ran
+  EXPECT_FALSE(cache.Take().has_value()) << "never read as the next request's answer";
 }
 
 TEST(ConnectionCacheTest, AnIdleConnectionTheEndpointClosesIsClosedAtOnceNotLeftInCloseWait) {
   LoopbackPairs pairs;
   std::optional<tcp::socket> closed_by_endpoint;
   std::optional<tcp::socket> kept_open;
-  ConnectionCache cache(64, std::chrono::hours(1));  // no peek: only the watch can see it
+  ConnectionCache cache(64, std::chrono::milliseconds(10));
   cache.Give(pairs.Connect(&kept_open));
   cache.Give(pairs.Connect(&closed_by_endpoint));
+  pairs.RunUntil([] { return false; }, std::chrono::milliseconds(50));  // both watched now
   closed_by_endpoint->close();  // the endpoint's keep-alive timeout
   pairs.RunUntil([&] { return cache.size() == 1; });
   EXPECT_EQ(cache.size(), 1u) << "the closed one dropped without a Take";
@@ -130,12 +133,12 @@ TEST(ConnectionCacheTest, AnIdleConnectionTheEndpointClosesIsClosedAtOnceNotLeft
 TEST(ConnectionCacheTest, BytesNobodyAskedForDropTheConnectionInsteadOfAnsweringTheNextRequest) {
   LoopbackPairs pairs;
   std::optional<tcp::socket> peer;
-  ConnectionCache cache(64, std::chrono::hours(1));
+  ConnectionCache cache(64, std::chrono::milliseconds(10));
   cache.Give(pairs.Connect(&peer));
+  pairs.RunUntil([] { return false; }, std::chrono::milliseconds(50));
   asio::write(*peer, asio::buffer(std::string_view("HTTP/1.1 200 OK\r\n\r\n")));
   pairs.RunUntil([&] { return cache.size() == 0; });
   EXPECT_EQ(cache.size(), 0u);
-  EXPECT_FALSE(cache.Take().has_value());
   char byte = 0;
   boost::system::error_code ec;
   peer->read_some(asio::buffer(&byte, 1), ec);
@@ -150,10 +153,12 @@ TEST(ConnectionCacheTest, ATakenConnectionIsNoLongerWatchedAndAWatchOutlivingThe
   std::optional<tcp::socket> peer_left;
   std::optional<tcp::socket> taken;
   {
-    ConnectionCache cache(64, std::chrono::hours(1));
+    ConnectionCache cache(64, std::chrono::milliseconds(0));
     cache.Give(pairs.Connect(&peer_taken));
+    pairs.RunUntil([] { return false; }, std::chrono::milliseconds(30));  // watched
     taken = cache.Take();
     cache.Give(pairs.Connect(&peer_left));
+    pairs.RunUntil([] { return false; }, std::chrono::milliseconds(30));
   }  // destroyed with a watch pending
   ASSERT_TRUE(taken.has_value());
   asio::write(*peer_taken, asio::buffer(std::string_view("x")));

@@ -70,6 +70,8 @@ pools:
   EXPECT_EQ(hosted.max_running, 200);
   EXPECT_EQ(hosted.service_rate_rps, 40);
   EXPECT_EQ(hosted.prefill_tokens_per_s, 20000);
+  EXPECT_TRUE(c.pools[2].endpoints[0].max_running_given);
+  EXPECT_FALSE(c.pools[1].endpoints[0].max_running_given);
   ValidateGatewayConfig(c, "gw.yaml");
 }
 
