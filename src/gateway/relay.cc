@@ -3,7 +3,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -78,45 +77,6 @@ std::string HeaderOr(const http::response_header<>& h, std::string_view name) {
 }
 
 }  // namespace
-
-/// One attempt's watcher, shared by the attempt, its client watch and the registry, touched
-/// only on the attempt's strand (but for the list links and `deadline`, which the registry's
-/// lock guards): watches the client's socket and closes the upstream connection the moment the
-/// client leaves, the deadline passes or the drain ends the attempt.
-struct RelayWatch : std::enable_shared_from_this<RelayWatch> {
-  bool stopped = false;
-  bool client_gone = false;
-  bool closed_for_drain = false;
-  bool deadline_passed = false;
-  asio::ip::tcp::socket* upstream = nullptr;  // cleared when the attempt lets it go
-  net::HttpConnection* client = nullptr;      // the attempt's client (valid until stopped)
-  asio::any_io_executor executor;
-  asio::cancellation_signal cancel;
-  char peek_byte = 0;  // where the client watch's peek writes
-  // The registry's list (under its lock).
-  std::chrono::steady_clock::time_point deadline;
-  RelayWatch* prev = nullptr;
-  RelayWatch* next = nullptr;
-  bool linked = false;
-
-  /// Closes the upstream connection (its pending operations complete with an error).
-  void CloseUpstream() {
-    if (upstream != nullptr) {
-      beast::error_code ignored;
-      upstream->shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-      upstream->cancel(ignored);
-    }
-  }
-  /// Ends the attempt for the deadline or the drain: closes the upstream and cuts a write to
-  /// the client still pending (a client that stopped reading would hold the attempt for the
-  /// write timeout, 30 s).
-  void End() {
-    CloseUpstream();
-    if (client != nullptr && !stopped) {
-      client->CancelPending();
-    }
-  }
-};
 
 namespace {
 
@@ -265,87 +225,6 @@ class StreamErrorScan {
 };
 
 }  // namespace
-
-RelayRegistry::~RelayRegistry() = default;
-
-void RelayRegistry::Add(const std::shared_ptr<RelayWatch>& watch) {
-  const std::lock_guard lock(mu_);
-  RelayWatch* w = watch.get();
-  // In deadline order: after the last attempt due no later (the tail, but after a reload that
-  // shortened the timeout).
-  RelayWatch* after = tail_;
-  while (after != nullptr && after->deadline > w->deadline) {
-    after = after->prev;
-  }
-  w->prev = after;
-  w->next = after != nullptr ? after->next : head_;
-  (w->next != nullptr ? w->next->prev : tail_) = w;
-  (after != nullptr ? after->next : head_) = w;
-  w->linked = true;
-  if (!armed_ || timer_->expiry() > w->deadline) {
-    ArmLocked(w->deadline, w->executor);
-  }
-}
-
-void RelayRegistry::Remove(const std::shared_ptr<RelayWatch>& watch) {
-  const std::lock_guard lock(mu_);
-  UnlinkLocked(watch.get());  // the timer stays armed: it finds the next one due when it fires
-}
-
-void RelayRegistry::UnlinkLocked(RelayWatch* w) {
-  if (!w->linked) {
-    return;
-  }
-  (w->prev != nullptr ? w->prev->next : head_) = w->next;
-  (w->next != nullptr ? w->next->prev : tail_) = w->prev;
-  w->prev = w->next = nullptr;
-  w->linked = false;
-}
-
-void RelayRegistry::ArmLocked(std::chrono::steady_clock::time_point at,
-                              const asio::any_io_executor& ex) {
-  if (!timer_.has_value()) {
-    timer_.emplace(ex);
-  }
-  armed_ = true;
-  timer_->expires_at(at);  // a wait still pending completes with operation_aborted
-  timer_->async_wait([this](const beast::error_code& ec) {
-    if (ec != asio::error::operation_aborted) {
-      Fired();
-    }
-  });
-}
-
-void RelayRegistry::Fired() {
-  const std::lock_guard lock(mu_);
-  armed_ = false;
-  const auto now = std::chrono::steady_clock::now();
-  while (head_ != nullptr && head_->deadline <= now) {
-    RelayWatch* w = head_;
-    UnlinkLocked(w);
-    asio::post(w->executor, [w = w->shared_from_this()] {
-      if (!w->stopped) {
-        w->deadline_passed = true;
-        w->End();
-      }
-    });
-  }
-  if (head_ != nullptr) {
-    ArmLocked(head_->deadline, head_->executor);
-  }
-}
-
-void RelayRegistry::CloseAll() {
-  const std::lock_guard lock(mu_);
-  for (RelayWatch* w = head_; w != nullptr; w = w->next) {
-    asio::post(w->executor, [w = w->shared_from_this()] {
-      if (!w->stopped && w->upstream != nullptr) {
-        w->closed_for_drain = true;
-        w->End();
-      }
-    });
-  }
-}
 
 asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Upstream& up,
                                             const RelayRequest& request,

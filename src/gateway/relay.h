@@ -16,57 +16,16 @@
 // registry on one lazily re-armed timer (a timer per upstream operation, as Beast's
 // tcp_stream keeps them, cost a timerfd_settime system call or two a request).
 
-#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <chrono>
 #include <functional>
-#include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 
 #include "gateway/endpoint_pool.h"
+#include "gateway/relay_registry.h"
 #include "net/clock.h"
 #include "net/http_connection.h"
 
 namespace spillway::gateway {
-
-struct RelayWatch;  // one attempt's watcher (relay.cc)
-
-/// The attempts in progress and their deadlines. Deadlines are kept as nginx keeps its timers:
-/// the attempts in a list ordered by deadline (appended at the end, as every request gets the
-/// same timeout) and one timer armed at the earliest, re-armed only when it fires (an attempt
-/// that ends leaves the timer as it is); under load it fires about once per timeout, not
-/// twice a request. An attempt whose deadline passes has its upstream connection closed on its
-/// own strand and ends as kDeadline. CloseAll (a drain that ran out of time) closes them all
-/// the same way; they end as kDraining (503 draining, or an SSE error event once streaming)
-/// instead of a cut client connection. Thread-safe; must outlive the attempts and be destroyed
-/// before the io_context runs again (its timer's handler refers to it).
-class RelayRegistry {
- public:
-  RelayRegistry() = default;
-  RelayRegistry(const RelayRegistry&) = delete;
-  RelayRegistry& operator=(const RelayRegistry&) = delete;
-  ~RelayRegistry();
-
-  void CloseAll();
-  /// Registers `watch` with its deadline (RelayWatch::deadline), arming the timer on `watch`'s
-  /// executor when it is not armed at or before it.
-  void Add(const std::shared_ptr<RelayWatch>& watch);
-  void Remove(const std::shared_ptr<RelayWatch>& watch);
-
- private:
-  void ArmLocked(std::chrono::steady_clock::time_point at, const boost::asio::any_io_executor& ex);
-  void Fired();
-  void UnlinkLocked(RelayWatch* w);
-
-  std::mutex mu_;
-  RelayWatch* head_ = nullptr;  // earliest deadline first
-  RelayWatch* tail_ = nullptr;
-  std::optional<boost::asio::steady_timer> timer_;
-  bool armed_ = false;
-};
 
 /// What the client asked, as the gateway forwards it.
 struct RelayRequest {
