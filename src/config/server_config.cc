@@ -105,12 +105,16 @@ void LoadTimeouts(const Field& t, ServerConfig* c) {
 
 }  // namespace
 
-void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out) {
+void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out, bool gateway) {
   if (!keys.present()) {
     return;
   }
   for (const config::Field& k : keys.Items()) {
-    k.RequireKnownKeys({"key", "tenant", "rate_rps", "burst", "max_priority"});
+    if (gateway) {
+      k.RequireKnownKeys({"key", "tenant", "rate_rps", "burst", "max_priority", "cascade"});
+    } else {
+      k.RequireKnownKeys({"key", "tenant", "rate_rps", "burst", "max_priority"});
+    }
     const std::string key = k["key"].AsString();
     if (key.empty() || out->count(key) != 0) {
       k["key"].Fail("must be a non-empty key not listed before");
@@ -127,6 +131,13 @@ void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out) 
       }
     }
     ReadInt(k["max_priority"], &a.max_priority, 0, 1 << 20);
+    if (const config::Field c = k["cascade"]; c.present()) {
+      const std::string v = c.AsString();
+      if (v != "allow" && v != "deny") {
+        c.Fail("must be allow or deny");
+      }
+      a.cascade = v == "allow";
+    }
     out->emplace(key, a);
   }
 }

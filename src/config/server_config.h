@@ -23,6 +23,9 @@ struct ApiKey {
   double rate_rps = 0;  ///< 0 = no rate limit
   double burst = 1;
   std::int32_t max_priority = 0;  ///< the most urgent class allowed (0 = highest)
+  /// The gateway only: whether this key's requests may be served by a fallback model of the
+  /// cascade (key `cascade`: allow, the default, or deny).
+  bool cascade = true;
 
   bool operator==(const ApiKey&) const = default;
 };
@@ -62,9 +65,11 @@ struct ServerConfig {
 };
 
 /// Reads an `api_keys` list ([{key, tenant, rate_rps, burst, max_priority}], absent: none)
-/// into `out`, as serve's config and the gateway's read it. Throws config::ConfigError naming
-/// the file, line and field (a key empty or listed twice, a negative rate, a burst below 1).
-void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out);
+/// into `out`, as serve's config and the gateway's read it; the `gateway`'s keys may also say
+/// `cascade: allow | deny`. Throws config::ConfigError naming the file, line and field (a key
+/// empty or listed twice, a negative rate, a burst below 1, a key not known here).
+void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out,
+                 bool gateway = false);
 
 /// Loads `path` (may be empty: defaults only), checking every key's type and range (every
 /// *_timeout_s in (0, 1e6] s). Throws config::ConfigError naming the file, line, field and

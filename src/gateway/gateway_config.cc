@@ -90,9 +90,20 @@ std::string Canonical(const std::string& url) { return net::ParseTarget(url).Key
 
 void ReadPools(const Field& pools, GatewayConfig* c) {
   for (const Field& p : pools.Items()) {
-    p.RequireKnownKeys({"model", "endpoints"});
+    p.RequireKnownKeys({"model", "fallbacks", "endpoints"});
     PoolConfig pool;
     pool.model = p["model"].String("");
+    if (const Field f = p["fallbacks"]; f.present()) {
+      if (!f.is_sequence()) {
+        f.Fail("must be a list of model names");
+      }
+      if (pool.model.empty()) {
+        f.Fail("needs the pool's model: a pool discovered from its endpoints has no cascade");
+      }
+      for (const Field& m : f.Items()) {
+        pool.fallbacks.push_back(m.AsString());
+      }
+    }
     const Field endpoints = p["endpoints"];
     if (!endpoints.present() || !endpoints.is_sequence()) {
       endpoints.Fail("must be a list of {url, kind}");
@@ -141,7 +152,7 @@ GatewayConfig Parse(const Field& root) {
   }
   root.RequireKnownKeys({"listen", "router", "scrape", "timeouts", "retries", "queue", "health",
                          "pools", "api_keys"});
-  server::LoadApiKeys(root["api_keys"], &c.api_keys);
+  server::LoadApiKeys(root["api_keys"], &c.api_keys, /*gateway=*/true);
   if (const Field s = root["listen"]; s.present()) {
     ReadListen(s, &c);
   }
@@ -258,6 +269,18 @@ void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
   }
   if (endpoints == 0) {
     fail("no endpoints: give --endpoint URL (repeatable) or pools in --config");
+  }
+  for (const PoolConfig& p : c.pools) {
+    std::set<std::string> chain;
+    for (const std::string& f : p.fallbacks) {
+      if (f == p.model || models.count(f) == 0) {
+        fail(fmt::format("pools: model '{}': fallback '{}' must be the model of another pool{}",
+                         p.model, f, f == p.model ? "" : " (none serves it)"));
+      }
+      if (!chain.insert(f).second) {
+        fail(fmt::format("pools: model '{}': fallback '{}' is listed twice", p.model, f));
+      }
+    }
   }
   if (!(c.request_timeout_s > c.queue.max_wait_s)) {
     fail(fmt::format(

@@ -12,9 +12,9 @@
 //   retries: {max_attempts, budget_ratio, budget_window_s, min_retries}
 //   queue:   {max_wait_s, standing_max_wait_s, max_queued, aging_s}
 //   health:  {probe_interval_s, eject_after_errors, eject_base_s, max_ejected_fraction}
-//   pools:   [{model: NAME, endpoints: [{url: URL, kind: KIND, max_running, service_rate_rps,
-//             prefill_tokens_per_s}]}]
-//   api_keys: [{key, tenant, rate_rps, burst, max_priority}]   (as serve's)
+//   pools:   [{model: NAME, fallbacks: [MODEL, ...], endpoints: [{url: URL, kind: KIND,
+//             max_running, service_rate_rps, prefill_tokens_per_s}]}]
+//   api_keys: [{key, tenant, rate_rps, burst, max_priority, cascade}]   (serve's, and cascade)
 
 #include <cstdint>
 #include <optional>
@@ -43,10 +43,12 @@ struct UpstreamConfig {
 };
 
 /// The endpoints that serve one model. An empty model name: discovered at start-up from the
-/// endpoints' GET /v1/models.
+/// endpoints' GET /v1/models. `fallbacks`: the model cascade (routing/cascade.h), the models
+/// of other pools, in order, that take a request this pool refuses for load.
 struct PoolConfig {
   std::string model;
   std::vector<UpstreamConfig> endpoints;
+  std::vector<std::string> fallbacks = {};
 };
 
 struct GatewayConfig {
@@ -114,8 +116,9 @@ GatewayConfig LoadGatewayConfig(const std::string& path);
 GatewayConfig LoadGatewayConfigFromString(const std::string& yaml, const std::string& origin);
 
 /// Checks the merged config (file and flags): at least one endpoint, every URL an http:// URL
-/// with a host and a port or the default 80, no endpoint twice, models unique, the timeout
-/// order request_timeout_s > router.ttft_slo_s. `origin` names where the values came from.
+/// with a host and a port or the default 80, no endpoint twice, models unique, every fallback
+/// the model of another pool (once in a chain), the timeout order request_timeout_s >
+/// router.ttft_slo_s. `origin` names where the values came from.
 /// Throws config::ConfigError.
 void ValidateGatewayConfig(const GatewayConfig& config, const std::string& origin);
 

@@ -15,6 +15,7 @@
 #include "api/responses.h"
 #include "api/routes.h"
 #include "gateway/relay.h"
+#include "routing/cascade.h"
 #include "server/api_keys.h"
 #include "server/refusal_replies.h"
 
@@ -55,6 +56,35 @@ std::optional<std::int64_t> IntHeader(const net::Request& r, std::string_view na
 using server::Error;
 
 }  // namespace
+
+/// One completion request on its way through the pools of its model's cascade.
+struct GatewayHandler::Exchange {
+  net::HttpConnection& conn;
+  const GatewayConfig& config;
+  std::string model;  ///< the model asked for (the label of its replies in requests_total)
+  routing::RouteRequest route;
+  Seconds received_s = 0;
+  Seconds slo_s = 0;  ///< the request's TTFT SLO
+  RelayRequest relay;
+
+  /// Ends the request in exactly one ledger bucket, and counts the reply.
+  void Finish(GatewayMetrics& m, metrics::Counter* bucket, unsigned status, std::string_view reason,
+              std::string_view by) const {
+    bucket->Inc();
+    m.in_flight->Dec();
+    m.requests_total->With({model, std::to_string(status), std::string(reason), std::string(by)})
+        .Inc();
+  }
+};
+
+/// A pool's refusal, not yet sent: an endpoint's, passed on as it sent it, or the gateway's own.
+struct GatewayHandler::Refusal {
+  std::optional<AttemptResult> endpoint;
+  api::ApiError error;  ///< the gateway's own (when no endpoint's)
+  Seconds retry_after_s = 0;
+  metrics::Counter* bucket = nullptr;  ///< the ledger's: shed or failed
+  std::string reason;                  ///< the overload-contract token (empty: none named)
+};
 
 GatewayHandler::GatewayHandler(const LiveState& state, GatewayMetrics& metrics,
                                const net::SteadyClock& clock, const std::atomic<bool>& draining)
@@ -267,29 +297,34 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     route.ttft_slo_s = static_cast<double>(*ms) / 1000.0;
   }
 
-  const Seconds received_s = clock_.Now();
-  pool->OnReceived(received_s);
+  bool cascade = key->cascade;
+  if (const auto it = request.find("X-Spillway-Cascade"); it != request.end()) {
+    const std::string_view v(it->value().data(), it->value().size());
+    if (!beast::iequals(v, "on") && !beast::iequals(v, "off")) {
+      metrics_.requests_total->With({model, "400", "invalid_cascade", "gateway"}).Inc();
+      co_await SendError(conn, Error(400, "X-Spillway-Cascade must be on or off.",
+                                     "invalid_request_error", "invalid_cascade"));
+      co_return;
+    }
+    cascade = cascade && beast::iequals(v, "on");
+  }
+
+  Exchange x{conn, config, model, std::move(route), clock_.Now(), 0, {}};
+  x.slo_s = x.route.ttft_slo_s.value_or(config.router.ttft_slo_s);
+  pool->OnReceived(x.received_s);
   metrics_.received_total->Inc();
   metrics_.in_flight->Inc();
-  // Ends the request in exactly one ledger bucket, and counts the reply.
-  auto finish = [&](metrics::Counter* bucket, unsigned status, std::string_view reason,
-                    std::string_view by) {
-    bucket->Inc();
-    metrics_.in_flight->Dec();
-    metrics_.requests_total
-        ->With({model, std::to_string(status), std::string(reason), std::string(by)})
-        .Inc();
-  };
 
-  RelayRequest relay;
+  RelayRequest& relay = x.relay;
   relay.path = chat ? "/v1/chat/completions" : "/v1/completions";
   relay.body = &request.body();
-  relay.deadline_s = received_s + config.request_timeout_s;
+  relay.deadline_s = x.received_s + config.request_timeout_s;
   relay.connect_timeout_s = config.connect_timeout_s;
   relay.registry = &relays_;
   for (const auto& f : request) {
     if (PassRequestHeader(f.name_string()) &&
-        !beast::iequals(f.name_string(), "X-Priority-Class")) {
+        !beast::iequals(f.name_string(), "X-Priority-Class") &&
+        !beast::iequals(f.name_string(), "X-Spillway-Cascade")) {
       relay.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     }
   }
@@ -297,20 +332,92 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     relay.headers.emplace_back("X-Priority-Class", std::to_string(priority));  // as clamped
   }
 
+  // The model's pool, then its fallbacks in order while each refuses for load.
+  std::vector<std::shared_ptr<EndpointPool>> chain = {pool};
+  if (cascade) {
+    for (const PoolConfig& p : config.pools) {
+      if (p.model == model) {
+        for (const std::string& f : p.fallbacks) {
+          if (std::shared_ptr<EndpointPool> fallback = PoolFor(*state, f)) {
+            chain.push_back(std::move(fallback));
+          }
+        }
+      }
+    }
+  }
+  std::string cascaded_body;  // the body with a fallback's model
+  for (std::size_t k = 0;; ++k) {
+    EndpointPool& p = *chain[k];
+    relay.reply_headers = {{"X-Spillway-Served-Model", p.model()}};
+    if (k > 0) {
+      relay.reply_headers.emplace_back("X-Degraded", "cascade");
+    }
+    std::optional<Refusal> refused = co_await OnPool(x, p);
+    if (!refused.has_value()) {
+      co_return;
+    }
+    // Sent on to the next pool of the cascade, or refused as the last pool refused it.
+    const Seconds now = clock_.Now();
+    const std::optional<Seconds> budget = routing::CascadeBudget(x.slo_s, now - x.received_s);
+    bool next = k + 1 < chain.size() && !draining_.load() && budget.has_value() &&
+                routing::CascadesOn(refused->reason);
+    if (next) {
+      boost::system::error_code ec;
+      boost::json::value body = boost::json::parse(request.body(), ec);
+      next = !ec && body.is_object();
+      if (next) {
+        body.as_object()["model"] = chain[k + 1]->model();
+        cascaded_body = boost::json::serialize(body);
+        relay.body = &cascaded_body;
+        x.route.ttft_slo_s = budget;
+        x.route.exclude.clear();
+        chain[k + 1]->OnReceived(now);
+        metrics_.cascaded_total->With({model, chain[k + 1]->model()}).Inc();
+      }
+    }
+    if (!next) {
+      co_await SendRefusal(x, *refused);
+      co_return;
+    }
+  }
+}
+
+asio::awaitable<void> GatewayHandler::SendRefusal(Exchange& x, const Refusal& r) {
+  if (r.endpoint.has_value()) {  // an endpoint's refusal, passed on as it sent it
+    const AttemptResult& a = *r.endpoint;
+    x.Finish(metrics_, metrics_.failed_total, a.status, r.reason.empty() ? "relayed" : r.reason,
+             "endpoint");
+    std::string body = a.body;
+    co_await x.conn.Reply(a.status, "application/json", std::move(body), a.headers);
+    co_return;
+  }
+  x.Finish(metrics_, r.bucket, static_cast<unsigned>(r.error.http_status), r.error.code, "gateway");
+  co_await SendError(x.conn, r.error, api::ContractHeaders(r.error.code, r.retry_after_s));
+}
+
+asio::awaitable<std::optional<GatewayHandler::Refusal>> GatewayHandler::OnPool(Exchange& x,
+                                                                               EndpointPool& pool) {
+  const GatewayConfig& config = x.config;
+  routing::RouteRequest& route = x.route;
+  const std::string& served = pool.model();
+  auto finish = [&](metrics::Counter* bucket, unsigned status, std::string_view reason,
+                    std::string_view by) { x.Finish(metrics_, bucket, status, reason, by); };
+
   // The first stage: routed at once, or after a wait in the pool's queue for a slot.
   const routing::Ticket ticket = next_ticket_.fetch_add(1);
   std::shared_ptr<Waiter> waiter;  // only where requests may wait (the queue is on)
   if (config.queue.max_wait_s > 0) {
     waiter = std::make_shared<Waiter>(co_await asio::this_coro::executor);
   }
-  routing::Pool::Placement placement = pool->Admit(ticket, route, received_s, waiter);
+  const Seconds arrived_s = clock_.Now();
+  routing::Pool::Placement placement = pool.Admit(ticket, route, arrived_s, waiter);
   if (placement.kind == routing::Pool::Placement::Kind::kQueued) {
     std::optional<routing::Pool::Placement> left =
-        co_await WaitInQueue(conn, *pool, ticket, waiter, placement.expires_s);
-    metrics_.queue_wait_seconds->Observe(clock_.Now() - received_s);
+        co_await WaitInQueue(x.conn, pool, ticket, waiter, placement.expires_s);
+    metrics_.queue_wait_seconds->Observe(clock_.Now() - arrived_s);
     if (!left.has_value()) {
       finish(metrics_.cancelled_total, 499, "client_gone", "client");
-      co_return;
+      co_return std::nullopt;
     }
     placement = std::move(*left);
   }
@@ -320,112 +427,113 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   std::int32_t attempts = 0;
   for (;;) {
     if (attempts > 0) {
-      pick = pool->Route(route, clock_.Now());
+      pick = pool.Route(route, clock_.Now());
     }
     const routing::RouteDecision& d = pick.decision;
     if (!d.forwarded()) {
       if (last_refusal.has_value()) {
         break;  // the retry found no other endpoint: pass the endpoint's refusal on
       }
-      const api::ApiError e = RefusalError(d, attempts > 0, model, placement.waited_s, config);
-      finish(attempts > 0 ? metrics_.failed_total : metrics_.shed_total,
-             static_cast<unsigned>(e.http_status), e.code, "gateway");
-      co_await SendError(conn, e, api::ContractHeaders(e.code, d.retry_after_s));
-      co_return;
+      Refusal r;
+      r.error = RefusalError(d, attempts > 0, served, placement.waited_s, config);
+      r.reason = r.error.code;
+      r.retry_after_s = d.retry_after_s;
+      r.bucket = attempts > 0 ? metrics_.failed_total : metrics_.shed_total;
+      co_return r;
     }
     const auto i = static_cast<std::size_t>(d.endpoint);
     if (attempts > 0) {
       metrics_.retries_total->Inc();
     }
     ++attempts;
-    const std::shared_ptr<const Upstream> upstream = pool->upstream(i);
-    metrics_.forwarded_total->With({model, upstream->url}).Inc();
+    const std::shared_ptr<const Upstream> upstream = pool.upstream(i);
+    metrics_.forwarded_total->With({served, upstream->url}).Inc();
     const AttemptResult r =
-        co_await RelayAttempt(conn, *upstream, relay, clock_, [&](Seconds ttft_s) {
-          pool->OnFirstToken(i, route.prompt_tokens, ttft_s, pick.alone,
-                             pick.decision.predicted_ttft_s);
+        co_await RelayAttempt(x.conn, *upstream, x.relay, clock_, [&](Seconds ttft_s) {
+          pool.OnFirstToken(i, route.prompt_tokens, ttft_s, pick.alone,
+                            pick.decision.predicted_ttft_s);
           metrics_.ttft_seconds->Observe(ttft_s);
         });
     const Seconds now = clock_.Now();
-    pool->OnFinish(i, now, r.end == AttemptResult::End::kRelayed && r.status == 200);
+    pool.OnFinish(i, now, r.end == AttemptResult::End::kRelayed && r.status == 200);
     using End = AttemptResult::End;
     switch (r.end) {
       case End::kRelayed:
         if (r.status >= 500) {
-          pool->OnError(i, now);
+          pool.OnError(i, now);
         } else {
-          pool->OnSuccess(i);
+          pool.OnSuccess(i);
         }
+        metrics_.served_total->With({x.model, served}).Inc();
         if (r.status == 200 && !r.stream_error.empty()) {
           finish(metrics_.failed_total, 200, r.stream_error, "endpoint");
         } else if (r.status == 200) {
-          metrics_.e2e_seconds->Observe(now - received_s);
+          metrics_.e2e_seconds->Observe(now - x.received_s);
           finish(metrics_.completed_total, 200, "ok", "endpoint");
         } else {
           finish(metrics_.failed_total, r.status, "relayed", "endpoint");
         }
-        co_return;
+        co_return std::nullopt;
       case End::kBroken:
-        pool->OnError(i, now);
+        pool.OnError(i, now);
         finish(metrics_.failed_total, 200, "upstream_unavailable", "gateway");
-        co_return;
+        co_return std::nullopt;
       case End::kDeadline:
         if (!r.streamed) {
           co_await SendError(
-              conn,
+              x.conn,
               server::ContractError("request_timeout",
                                     fmt::format("The gateway's request deadline of {:g} s passed.",
                                                 config.request_timeout_s)));
         }
         finish(metrics_.failed_total, r.streamed ? 200 : 504, "request_timeout", "gateway");
-        co_return;
+        co_return std::nullopt;
       case End::kClientGone:
         finish(metrics_.cancelled_total, 499, "client_gone", "client");
-        co_return;
+        co_return std::nullopt;
       case End::kDraining:  // the drain ran out of time
         if (!r.streamed) {
           co_await SendError(
-              conn,
+              x.conn,
               server::ContractError("draining", "The gateway shut down before the reply came."),
               api::ContractHeaders("draining", 1));
         }
         finish(metrics_.failed_total, r.streamed ? 200 : 503, "draining", "gateway");
-        co_return;
+        co_return std::nullopt;
       case End::kRefused:
-        pool->OnSuccess(i);
+        pool.OnSuccess(i);
         if (r.overload_reason == "draining") {
-          pool->OnDraining(i, now);
+          pool.OnDraining(i, now);
         }
         last_refusal = r;
         break;
       case End::kUnreachable:
-        pool->OnError(i, now);
+        pool.OnError(i, now);
         last_refusal.reset();
         break;
     }
     routing::RetryDenial why{};
-    if (!pool->MayRetry(&route, d.endpoint, attempts, clock_.Now(), &why)) {
+    if (!pool.MayRetry(&route, d.endpoint, attempts, clock_.Now(), &why)) {
       metrics_.retries_denied_total->With({std::string(routing::ToString(why))}).Inc();
       break;
     }
   }
-  // No retry: pass the endpoint's refusal on as it sent it, or say the endpoint failed.
+  // No retry: the endpoint's refusal as it sent it, or that the endpoint failed.
+  Refusal out;
+  out.bucket = metrics_.failed_total;
   if (last_refusal.has_value()) {
-    const AttemptResult& r = *last_refusal;
-    finish(metrics_.failed_total, r.status,
-           r.overload_reason.empty() ? "relayed" : r.overload_reason, "endpoint");
-    std::string body = r.body;
-    co_await conn.Reply(r.status, "application/json", std::move(body), r.headers);
-    co_return;
+    out.reason = last_refusal->overload_reason;
+    out.endpoint = std::move(last_refusal);
+    co_return out;
   }
-  const Seconds retry_s = pool->DrainTime(clock_.Now());
-  const api::ApiError e = server::ContractError(
+  out.retry_after_s = pool.DrainTime(clock_.Now());
+  out.error = server::ContractError(
       "upstream_unavailable",
       fmt::format("The endpoint failed (refused, reset or closed the connection) and no other "
                   "endpoint could be tried. Retry after {:.0f} s.",
-                  retry_s));
-  finish(metrics_.failed_total, 503, "upstream_unavailable", "gateway");
-  co_await SendError(conn, e, api::ContractHeaders("upstream_unavailable", retry_s));
+                  out.retry_after_s));
+  out.reason = out.error.code;
+  co_return out;
 }
 
 api::ApiError GatewayHandler::RefusalError(const routing::RouteDecision& d, bool after_attempts,

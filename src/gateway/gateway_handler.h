@@ -11,7 +11,12 @@
 // retry is made; with the wait queue on (queue.max_wait_s > 0), a request no endpoint can start
 // now may wait for a slot first, and is 429 queue_deadline_exceeded when its wait runs out.
 // Request headers honoured: X-Priority-Class (as serve's), x-llm-d-slo-ttft-ms
-// (the request's TTFT SLO).
+// (the request's TTFT SLO), X-Spillway-Cascade (off: no fallback model).
+//
+// The model cascade (routing/cascade.h): a request its model's pool refuses for load goes on to
+// the pool's fallbacks in order, its body's `model` the fallback's, with what is left of its TTFT
+// SLO; the answer says which model served it (X-Spillway-Served-Model on every relayed answer,
+// and X-Degraded: cascade when it was a fallback). A key with `cascade: deny` is never sent on.
 //
 // A request takes the gateway's config and pools once, at its arrival (LiveState), and keeps
 // them to its end: a config reload applies to the requests that arrive after it.
@@ -64,6 +69,14 @@ class GatewayHandler {
 
  private:
   boost::asio::awaitable<void> Completions(net::HttpConnection& conn, bool chat);
+  struct Exchange;  // a completion request on its way through its cascade (gateway_handler.cc)
+  struct Refusal;   // a pool's refusal, not yet sent (gateway_handler.cc)
+  /// Places the request of `x` on `pool` (at once or after a wait in its queue) and relays it,
+  /// with retries on the pool's other endpoints. Nullopt when the request ended there (an
+  /// answer relayed, an error sent, the client gone); else the pool's refusal, not yet sent.
+  boost::asio::awaitable<std::optional<Refusal>> OnPool(Exchange& x, EndpointPool& pool);
+  /// Sends refusal `r` of the last pool tried and ends the request.
+  boost::asio::awaitable<void> SendRefusal(Exchange& x, const Refusal& r);
   /// Waits in `pool`'s queue until `ticket` leaves it (routed or expired) or its client
   /// leaves (nullopt; an attempt routed meanwhile is ended at its endpoint).
   boost::asio::awaitable<std::optional<routing::Pool::Placement>> WaitInQueue(

@@ -58,6 +58,14 @@ GatewayMetrics::GatewayMetrics() {
                                   "Attempts sent to an endpoint (retries included).", by_endpoint);
   retries_total =
       &r.AddCounter("spillway_gateway_retries_total", "Attempts sent as retries.").Get();
+  cascaded_total = &r.AddCounter("spillway_gateway_cascaded_total",
+                                 "Requests sent on to a fallback model's pool (the model "
+                                 "cascade), by the model asked for and the fallback's.",
+                                 {"model", "served_model"});
+  served_total = &r.AddCounter("spillway_gateway_served_total",
+                               "Requests an endpoint answered, by the model asked for and the "
+                               "model that served them (another when cascaded).",
+                               {"model", "served_model"});
   retries_denied_total =
       &r.AddCounter("spillway_gateway_retries_denied_total",
                     "Retries not sent, by why: attempts, no_endpoint, budget.", {"why"});

@@ -41,6 +41,12 @@ struct GatewayMetrics {
   metrics::Gauge* in_flight;
   metrics::Family<metrics::Counter>* forwarded_total;  ///< attempts sent {model, endpoint}
   metrics::Counter* retries_total;
+  /// The model cascade (routing/cascade.h): requests sent on to a fallback pool, by the model
+  /// asked for and the fallback's, each time one is.
+  metrics::Family<metrics::Counter>* cascaded_total;  ///< {model, served_model}
+  /// Requests an endpoint answered (relayed, any status), by the model asked for and the model
+  /// of the pool that served them: the two differ for a request the cascade sent on.
+  metrics::Family<metrics::Counter>* served_total;  ///< {model, served_model}
   metrics::Family<metrics::Counter>*
       retries_denied_total;          ///< {why: attempts, no_endpoint, budget}
   metrics::Histogram* ttft_seconds;  ///< send to the first relayed bytes of a 200 stream

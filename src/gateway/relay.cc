@@ -15,6 +15,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <optional>
@@ -60,14 +61,19 @@ bool PassResponseHeader(std::string_view name) {
   return true;
 }
 
-/// The upstream's headers the client gets.
-net::Headers PassedHeaders(const http::response_header<>& head) {
+/// The upstream's headers the client gets, with the gateway's `added` in place of any of the
+/// same names.
+net::Headers PassedHeaders(const http::response_header<>& head, const net::Headers& added) {
   net::Headers out;
   for (const auto& f : head) {
-    if (PassResponseHeader(f.name_string())) {
-      out.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    const std::string_view name = f.name_string();
+    const bool replaced = std::any_of(added.begin(), added.end(),
+                                      [&](const auto& a) { return beast::iequals(a.first, name); });
+    if (!replaced && PassResponseHeader(name)) {
+      out.emplace_back(std::string(name), std::string(f.value()));
     }
   }
+  out.insert(out.end(), added.begin(), added.end());
   return out;
 }
 
@@ -318,12 +324,12 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       KeepIdleIfClean(up, socket, parser, buffer, watch);
       out.end = AttemptResult::End::kRefused;
       out.overload_reason = HeaderOr(head, "X-Overload-Reason");
-      out.headers = PassedHeaders(head);
+      out.headers = PassedHeaders(head, {});
       out.body = std::move(parser.get().body());
       co_return out;
     }
     const std::string content_type = HeaderOr(head, "Content-Type");
-    net::Headers headers = PassedHeaders(head);
+    net::Headers headers = PassedHeaders(head, request.reply_headers);
     // Before the client's write: the next request may use the connection at once.
     KeepIdleIfClean(up, socket, parser, buffer, watch);
     std::string body = std::move(parser.get().body());
@@ -340,7 +346,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
            : watch.closed_for_drain() ? AttemptResult::End::kDraining
                                       : AttemptResult::End::kClientGone;
   };
-  if (!co_await conn.StartStream(PassedHeaders(head))) {
+  if (!co_await conn.StartStream(PassedHeaders(head, request.reply_headers))) {
     out.end = cut();
     co_return out;
   }

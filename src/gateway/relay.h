@@ -31,7 +31,10 @@ namespace spillway::gateway {
 struct RelayRequest {
   std::string path;  ///< "/v1/completions" or "/v1/chat/completions"
   const std::string* body = nullptr;
-  net::Headers headers;    ///< end-to-end request headers passed on (Authorization, ...)
+  net::Headers headers;  ///< end-to-end request headers passed on (Authorization, ...)
+  /// Headers the gateway adds to the answer the client gets (X-Spillway-Served-Model, ...), in
+  /// place of any the endpoint sent under the same names.
+  net::Headers reply_headers;
   Seconds deadline_s = 0;  ///< the gateway's request deadline, on the SteadyClock
   Seconds connect_timeout_s = 0.5;
   /// Where the attempt registers: required, it keeps the deadline.

@@ -155,6 +155,49 @@ TEST(GatewayConfigTest, ValidationCatchesWhatNoSingleKeyCan) {
   EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(c, "flags"); }).find("http://"), std::string::npos);
 }
 
+TEST(GatewayConfigTest, TheCascadeNamesOtherPoolsAndKeysMayDenyIt) {
+  const std::string pools =
+      "pools:\n"
+      "  - model: big\n"
+      "    fallbacks: [small, hosted]\n"
+      "    endpoints: [\"http://127.0.0.1:1\"]\n"
+      "  - {model: small, endpoints: [\"http://127.0.0.1:2\"]}\n"
+      "  - {model: hosted, endpoints: [\"openai=http://127.0.0.1:3\"]}\n";
+  const GatewayConfig c = LoadGatewayConfigFromString(
+      pools + "api_keys:\n  - {key: a, tenant: a}\n  - {key: d, tenant: d, cascade: deny}\n",
+      "gw.yaml");
+  EXPECT_EQ(c.pools[0].fallbacks, (std::vector<std::string>{"small", "hosted"}));
+  EXPECT_TRUE(c.pools[1].fallbacks.empty());
+  EXPECT_TRUE(c.api_keys.at("a").cascade) << "allowed unless a key denies it";
+  EXPECT_FALSE(c.api_keys.at("d").cascade);
+  ValidateGatewayConfig(c, "gw.yaml");
+
+  EXPECT_EQ(ErrorOf([&] {
+              LoadGatewayConfigFromString(pools + "api_keys: [{key: a, tenant: a, cascade: no}]\n",
+                                          "gw.yaml");
+            }),
+            "gw.yaml:7: api_keys[0].cascade: must be allow or deny, got 'no'");
+  EXPECT_NE(ErrorOf([] {
+              LoadGatewayConfigFromString(
+                  "pools: [{fallbacks: [x], endpoints: [\"http://127.0.0.1:1\"]}]\n", "gw.yaml");
+            }).find("pools[0].fallbacks"),
+            std::string::npos)
+      << "a pool discovered from its endpoints has no name to cascade from";
+  for (const auto& [fallbacks, error] : std::vector<std::pair<std::string, std::string>>{
+           {"[big]", "fallback 'big' must be the model of another pool"},
+           {"[tiny]", "fallback 'tiny' must be the model of another pool (none serves it)"},
+           {"[small, small]", "fallback 'small' is listed twice"}}) {
+    const GatewayConfig bad =
+        LoadGatewayConfigFromString("pools:\n  - {model: big, fallbacks: " + fallbacks +
+                                        ", endpoints: [\"http://127.0.0.1:1\"]}\n"
+                                        "  - {model: small, endpoints: [\"http://127.0.0.1:2\"]}\n",
+                                    "gw.yaml");
+    EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(bad, "gw.yaml"); }).find(error),
+              std::string::npos)
+        << fallbacks;
+  }
+}
+
 TEST(GatewayConfigTest, EndpointFlags) {
   EXPECT_EQ(ParseEndpointFlag("http://127.0.0.1:8000").url, "http://127.0.0.1:8000");
   EXPECT_FALSE(ParseEndpointFlag("http://127.0.0.1:8000").kind.has_value());

@@ -34,6 +34,13 @@ TEST(ServerConfigFuzzRegressionsTest, HugeTimeoutsAreRefused) {
   EXPECT_NE(LoadError("timeouts: {client_timeout_s: 1e20, request_timeout_s: 1e19}\n"), "");
 }
 
+// `cascade` is a gateway key (its model cascade): serve, which runs one model, does not take it.
+TEST(ServerConfigTest, AnApiKeysCascadeIsTheGatewaysOnly) {
+  EXPECT_NE(LoadError("api_keys: [{key: a, tenant: a, cascade: deny}]\n").find("cascade"),
+            std::string::npos);
+  EXPECT_EQ(LoadError("api_keys: [{key: a, tenant: a}]\n"), "");
+}
+
 // The timeout hierarchy is checked once the file, a scenario and the flags are merged: a file
 // that sets only the clients' timeout is fine with a shorter deadline given as a flag.
 TEST(ServerConfigTest, TheHierarchyIsCheckedOnTheMergedSettings) {
