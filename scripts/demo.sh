@@ -3,7 +3,7 @@
 # the gateway losing two of them mid-burst, then a real trace.
 #
 #   scripts/demo.sh                  the demo (about 8 minutes after the build)
-#   scripts/demo.sh --burst-runs N   only step 2 (the live burst, three policies), N times, then
+#   scripts/demo.sh --burst-runs N   only step 2 (the live burst, three policies and the cascade), N times, then
 #                                    one table per policy with a column per run: how much the
 #                                    live figures vary from run to run (README.md quotes it)
 #
@@ -49,6 +49,14 @@ live_burst() {
     echo "done ($dir/bench-$policy.txt)"
     live_runs+=("$dir/live-$policy.json")
   done
+  # The fourth column: the same arrivals against the 7B engine behind the gateway, with a 1B
+  # fallback pool (the model cascade).
+  printf '   %-11s ' "cascade:"
+  $bin fleet --scenario scenarios/fleet/seed-burst-cascade-short.yaml --policy predictive \
+    --policy-label "cascade$suffix" --no-progress --logs "$dir/fleet-cascade" \
+    --json "$dir/live-cascade.json" >"$dir/fleet-cascade.txt" 2>&1
+  echo "done ($dir/fleet-cascade.txt)"
+  live_runs+=("$dir/live-cascade.json")
 }
 
 if [ "${1:-}" = "--burst-runs" ]; then
@@ -60,7 +68,7 @@ if [ "${1:-}" = "--burst-runs" ]; then
     mkdir -p "$out/burst-runs/$k"
     live_burst "$out/burst-runs/$k" "#$k"
   done
-  for policy in unbounded tail-drop predictive; do
+  for policy in unbounded tail-drop predictive cascade; do
     say "$policy, $runs runs"
     files=()
     for k in $(seq 1 "$runs"); do
@@ -80,7 +88,7 @@ say "2. The reference burst, live: 8 req/s for 10 s, 30 req/s for 40 s, 8 req/s 
 cat <<'TXT'
    Three times: `spillway serve --policy P` (emulated engine, the lesson's 4.5 s gateway
    deadline) and `spillway bench` replaying scenarios/seed-burst-short.yaml against it, about
-   a minute each. Clients give up after 2 s without a first token. Goodput = completed within
+   a minute each; then a fourth with a 1B fallback engine behind `spillway gateway`. Clients give up after 2 s without a first token. Goodput = completed within
    TTFT 1 s and TPOT 35 ms, measured at the client (vLLM bench --goodput).
 TXT
 live_burst "$out"
@@ -96,6 +104,10 @@ cat <<'TXT'
                token within the SLO is refused at once (429 + Retry-After), and one that
                could not finish before the 4.5 s gateway deadline too (deadline_unreachable):
                the engine spends its time on requests that will be good.
+   cascade:    the same predictive engine behind `spillway gateway`, with a Llama-3.2-1B
+               engine as its fallback (the lesson's model cascade, 7B -> 1B): what the 7B
+               refuses for load is served by the 1B (X-Degraded: cascade) instead of refused.
+               The rows "served by" split the good requests by the model that ran them.
 TXT
 
 say "3. The simulator on the same scenario (virtual time, the same engine and admission code)"

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -109,11 +110,48 @@ std::string GatewayLine(const std::string& url) {
   }
 }
 
+/// The engines' pools: the scenario's fleet.pools, else one pool of `replicas` of its engine
+/// (no model name: the engines' default, the gateway's only pool).
+std::vector<FleetPool> PoolsOf(const Scenario& sc, std::int32_t replicas) {
+  if (!sc.fleet.pools.empty()) {
+    return sc.fleet.pools;
+  }
+  return {FleetPool{"", replicas, "", {}}};
+}
+
+/// The gateway's config file for `pools` (models, fallbacks, the engines' URLs in order):
+/// the model cascade needs the pools named, which flags cannot say.
+std::string PoolsYaml(const std::vector<FleetPool>& pools, const std::vector<std::string>& urls) {
+  std::string yaml = "pools:\n";
+  std::size_t e = 0;
+  for (const FleetPool& p : pools) {
+    yaml += fmt::format("  - model: \"{}\"\n", p.model);
+    if (!p.fallbacks.empty()) {
+      yaml += "    fallbacks: [";
+      for (std::size_t i = 0; i < p.fallbacks.size(); ++i) {
+        yaml += fmt::format("{}\"{}\"", i > 0 ? ", " : "", p.fallbacks[i]);
+      }
+      yaml += "]\n";
+    }
+    yaml += "    endpoints:\n";
+    for (std::int32_t i = 0; i < p.replicas; ++i) {
+      yaml += fmt::format("      - \"{}\"\n", urls[e++]);
+    }
+  }
+  return yaml;
+}
+
 int RunFleet(const FleetArgs& a) {
   const Scenario sc = LoadScenario(a.scenario);
+  if (!sc.fleet.pools.empty() && a.replicas > 0) {
+    std::cerr << "spillway fleet: --replicas: the scenario's fleet gives its replicas per pool ("
+              << a.scenario << ", fleet.pools)\n";
+    return 2;
+  }
   const std::int32_t replicas = a.replicas > 0          ? a.replicas
                                 : sc.fleet.replicas > 0 ? sc.fleet.replicas
                                                         : 3;
+  const std::vector<FleetPool> pools = PoolsOf(sc, replicas);
   std::string router = !a.router.empty() ? a.router : sc.fleet.router;
   if (router.empty() || router == "least-loaded") {
     router = "gateway";  // least-loaded is the simulator's oracle: live, a gateway routes
@@ -147,18 +185,36 @@ int RunFleet(const FleetArgs& a) {
   OutputFile json(a.json_out, "--json");  // replaced only when the run succeeds
 
   std::vector<std::unique_ptr<ChildProcess>> engines;
-  for (std::int32_t i = 0; i < replicas; ++i) {
-    std::vector<std::string> args = {"serve",      "--port",   "0",
-                                     "--scenario", a.scenario, "--fault-metrics-stall-on-sigusr1"};
-    if (!a.policy.empty()) {
-      args.insert(args.end(), {"--policy", a.policy});
+  for (const FleetPool& pool : pools) {
+    for (std::int32_t i = 0; i < pool.replicas; ++i) {
+      std::vector<std::string> args = {
+          "serve", "--port", "0", "--scenario", a.scenario, "--fault-metrics-stall-on-sigusr1"};
+      if (!a.policy.empty()) {
+        args.insert(args.end(), {"--policy", a.policy});
+      }
+      if (!pool.model.empty()) {
+        args.insert(args.end(), {"--model", pool.model});
+      }
+      if (!pool.profile.empty()) {
+        args.insert(args.end(), {"--profile", pool.profile});
+      }
+      engines.push_back(std::make_unique<ChildProcess>(
+          args, fmt::format("{}/serve-{}.log", logs, engines.size())));
     }
-    engines.push_back(
-        std::make_unique<ChildProcess>(args, fmt::format("{}/serve-{}.log", logs, i)));
   }
   std::vector<std::string> gateway_args = {"gateway", "--port", "0", "--router", router};
+  std::vector<std::string> urls;
   for (auto& e : engines) {
-    gateway_args.insert(gateway_args.end(), {"--endpoint", e->WaitUntilListening(15)});
+    urls.push_back(e->WaitUntilListening(15));
+  }
+  if (sc.fleet.pools.empty()) {
+    for (const std::string& url : urls) {
+      gateway_args.insert(gateway_args.end(), {"--endpoint", url});
+    }
+  } else {
+    const std::string config = logs + "/gateway.yaml";
+    std::ofstream(config) << PoolsYaml(pools, urls);
+    gateway_args.insert(gateway_args.end(), {"--config", config});
   }
   if (sc.slo.ttft_s.has_value()) {
     gateway_args.insert(gateway_args.end(), {"--ttft-slo-s", fmt::format("{}", *sc.slo.ttft_s)});
@@ -191,6 +247,7 @@ int RunFleet(const FleetArgs& a) {
     o.metrics_urls.push_back(e->WaitUntilListening(15));
   }
   o.seed = sc.seed;
+  o.model = pools.front().model;  // the model every request asks for (empty: the engines')
   o.policy_label = a.policy_label.empty() ? (a.policy.empty() ? "fleet" : a.policy) + "@" + router
                                           : a.policy_label;
   o.progress = !a.no_progress && ::isatty(STDERR_FILENO) == 1;

@@ -21,6 +21,7 @@
 #include "setting_flags.h"
 #include "sim/capacity.h"
 #include "sim/run_config.h"
+#include "sim/sim_pools.h"
 #include "sim/simulator.h"
 #include "workload/scenario.h"
 
@@ -171,6 +172,11 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
     parsed.push_back(policy);
   }
   config::ValidateEngineSettings(a.settings, "flags");
+  if (!sc.fleet.pools.empty() && a.replicas_option->count() > 0) {
+    std::cerr << "spillway sim: --replicas: the scenario's fleet gives its replicas per pool ("
+              << sc.file << ", fleet.pools)\n";
+    return 2;
+  }
   ApplyFleet(sc.fleet, &a);
   SimOptions base;
   base.seed = seed;
@@ -199,7 +205,10 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
       opt.gateway = gateway;
     }
     for (const AdmissionPolicy policy : parsed) {
-      const RunConfig rc = ResolveRunConfig(sc, policy, profile_dir, a.settings);
+      // With pools (the model cascade), each runs its own profile; the first is the run's.
+      opt.pools = ResolveSimPools(sc, policy, profile_dir, a.settings);
+      const RunConfig rc = opt.pools.empty() ? ResolveRunConfig(sc, policy, profile_dir, a.settings)
+                                             : *opt.pools.front().engine;
       if (runs.empty()) {
         PrintEngine(rc);
         if (a.measure_capacity) {

@@ -43,6 +43,7 @@ std::string RecordJson(const AttemptRecord& r) {
     return v.has_value() ? json::value(*v) : json::value(nullptr);
   };
   o["priority_requested"] = optional_int(r.priority_requested);
+  o["served_model"] = r.served_model.empty() ? json::value(nullptr) : json::value(r.served_model);
   o["priority_class"] = optional_int(r.priority_class);
   return json::serialize(o);
 }

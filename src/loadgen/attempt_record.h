@@ -48,6 +48,9 @@ struct AttemptRecord {
   /// it on every admitted reply); nullopt when the reply had none (a refusal, no response
   /// head, or a server without priorities).
   std::optional<std::int32_t> priority_class;
+  /// The X-Spillway-Served-Model header of the reply: the model that served it (a gateway's
+  /// model cascade may send it to another than the one asked for); empty when none.
+  std::string served_model;
 };
 
 /// One JSON object on one line (no newline): request, attempt, scheduled_s, sent_s, status,
@@ -55,7 +58,7 @@ struct AttemptRecord {
 /// (first content event - sent_s; null when none came), e2e_s (finished_s - sent_s, for every
 /// outcome), output_tokens, prompt_tokens, max_tokens, outcome, class (the scenario class; null
 /// for trace records), priority_requested and priority_class (null when no header was sent /
-/// came back).
+/// came back), served_model (the X-Spillway-Served-Model header; null when none came).
 std::string RecordJson(const AttemptRecord& r);
 
 }  // namespace spillway::loadgen

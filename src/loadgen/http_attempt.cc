@@ -137,6 +137,7 @@ asio::awaitable<AttemptRecord> RunAttempt(const AttemptContext& c, const Attempt
   r.head_s = clock.Now();
   r.status = static_cast<int>(parser.get().result_int());
   r.priority_class = ParsePriorityClass(HeaderOr(parser.get(), "X-Priority-Class"));
+  r.served_model = HeaderOr(parser.get(), "X-Spillway-Served-Model");
   if (r.status != 200) {
     // The error body names the reason when no X-Overload-Reason does; best effort.
     co_await http::async_read(stream, buffer, parser, kUse);

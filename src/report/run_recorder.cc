@@ -169,6 +169,15 @@ void RunRecorder::OnRequestDone(const RequestOutcome& o, std::string_view class_
     ++cls->summary.completed;
     cls->summary.good += good ? 1 : 0;
   }
+  if (!o.served_model.empty()) {
+    ServedModelSummary& m = s_.served_model[std::string(o.served_model)];
+    ++m.completed;
+    m.good += good ? 1 : 0;
+    m.phase_goodput_rps.resize(s_.phases.size());
+    if (good && phase != nullptr) {
+      m.phase_goodput_rps[static_cast<std::size_t>(phase - s_.phases.data())] += 1;  // a count
+    }
+  }
   TimeseriesPoint& point = Point(o.finished_s);
   ++point.completed;
   const double e2e = o.finished_s - o.sent_s;
@@ -227,6 +236,9 @@ RunSummary RunRecorder::Finish(double duration_s, double makespan_s) {
     const double len = p.end_s - p.start_s;
     p.goodput_rps = len > 0 ? p.good / len : 0;
     p.ttft_s = Summarize(phase_ttft_[i]);
+    for (auto& [model, m] : s_.served_model) {
+      m.phase_goodput_rps[i] = len > 0 ? m.phase_goodput_rps[i] / len : 0;  // counts to rates
+    }
   }
   for (auto& [name, c] : classes_) {
     c.summary.ttft_s = Summarize(c.ttft);

@@ -26,6 +26,9 @@ struct RequestOutcome {
   Seconds first_token_s = kNever;  ///< kNever when none arrived (before the client left)
   Seconds finished_s = 0;          ///< completion, abandonment or failure time
   std::int32_t output_tokens = 0;
+  /// The model that served it (a pool's, when the gateway's cascade may send requests to
+  /// another); empty: not counted in RunSummary::served_model.
+  std::string_view served_model = {};
 };
 
 class RunRecorder {

@@ -55,6 +55,14 @@ struct ClassSummary {
   Percentiles ttft_s;  ///< attempts of the class that got a first token
 };
 
+/// The requests one model served (RunSummary::served_model).
+struct ServedModelSummary {
+  std::int64_t completed = 0;
+  std::int64_t good = 0;
+  /// Per phase (as RunSummary::phases): its good requests sent in the phase / phase length.
+  std::vector<double> phase_goodput_rps;
+};
+
 /// Per-request SLOs; a request is good when it completes within every one given.
 struct GoodputSlo {
   std::optional<double> ttft_s;
@@ -166,6 +174,9 @@ struct RunSummary {
   std::vector<ObjectiveResult> objectives;
   std::vector<PhaseSummary> phases;
   std::map<std::string, ClassSummary> classes;  ///< by class name; empty for trace replays
+  /// Completed requests by the model that served them: with pools of several models (the
+  /// gateway's model cascade) the fallbacks' share; empty when the run has one model.
+  std::map<std::string, ServedModelSummary> served_model;
   std::vector<TimeseriesPoint> timeseries;
 };
 

@@ -163,6 +163,16 @@ json::object ToValue(const RunSummary& s) {
   o["objectives"] = std::move(objectives);
   o["phases"] = PhasesJson(s.phases);
   o["classes"] = ClassesJson(s.classes);
+  json::object served;
+  for (const auto& [model, m] : s.served_model) {
+    json::array phases;
+    for (const double r : m.phase_goodput_rps) {
+      phases.push_back(r);
+    }
+    served[model] = json::object{
+        {"completed", m.completed}, {"good", m.good}, {"phase_goodput_rps", std::move(phases)}};
+  }
+  o["served_model"] = std::move(served);
   o["timeseries"] = TimeseriesJson(s.timeseries);
   return o;
 }

@@ -314,6 +314,29 @@ void ReadObjectivesAndPhases(const Fields& run, RunSummary* s) {
   }
 }
 
+void ReadServedModels(const Fields& run, RunSummary* s) {
+  const std::optional<Fields> served = run.Object("served_model", Need::kOptional);
+  if (!served.has_value()) {
+    return;
+  }
+  for (const auto& entry : served->object()) {
+    const std::string model(entry.key());
+    const Fields m = *served->Object(model, Need::kRequired);
+    ServedModelSummary out;
+    out.completed = m.Integer("completed");
+    out.good = m.Integer("good");
+    if (const json::array* phases = m.Array("phase_goodput_rps", Need::kOptional)) {
+      for (const json::value& v : *phases) {
+        if (!v.is_number()) {
+          m.Fail("phase_goodput_rps", "expected numbers, got " + KindName(v));
+        }
+        out.phase_goodput_rps.push_back(v.to_number<double>());
+      }
+    }
+    s->served_model[model] = std::move(out);
+  }
+}
+
 void ReadTimeseries(const Fields& run, RunSummary* s) {
   const json::array& points = *run.Array("timeseries", Need::kRequired);
   s->timeseries.reserve(points.size());
@@ -346,6 +369,7 @@ RunSummary ReadRun(const json::value& v, const std::string& where) {
   ReadHistogram(run, &s);
   ReadEngine(run, &s);
   ReadObjectivesAndPhases(run, &s);
+  ReadServedModels(run, &s);
   ReadTimeseries(run, &s);
   return s;
 }

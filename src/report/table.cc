@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <set>
 
 namespace spillway {
 namespace {
@@ -54,6 +55,26 @@ std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
                                : Count(s.retries);
                   }}});
   }
+  // The models that served (several only with the gateway's model cascade): each one's good.
+  std::set<std::string> models;
+  for (const RunSummary& s : runs) {
+    for (const auto& [model, m] : s.served_model) {
+      models.insert(model);
+    }
+  }
+  if (models.size() < 2) {
+    models.clear();  // one model served everything: nothing to tell apart
+  }
+  const auto served = [](const RunSummary& s, const std::string& model) {
+    const auto it = s.served_model.find(model);
+    return it == s.served_model.end() ? nullptr : &it->second;
+  };
+  for (const std::string& model : models) {
+    rows.emplace_back("  good, served by " + model, [model, served](const RunSummary& s) {
+      const ServedModelSummary* m = served(s, model);
+      return Count(m == nullptr ? 0 : m->good);
+    });
+  }
   const std::size_t num_phases = runs.empty() ? 0 : runs.front().phases.size();
   for (std::size_t i = 0; i < num_phases; ++i) {
     const PhaseSummary& p = runs.front().phases[i];
@@ -62,6 +83,13 @@ std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
     rows.emplace_back(label, [i](const RunSummary& s) {
       return i < s.phases.size() ? Rate(s.phases[i].goodput_rps) : std::string("-");
     });
+    for (const std::string& model : models) {
+      rows.emplace_back("  served by " + model, [i, model, served](const RunSummary& s) {
+        const ServedModelSummary* m = served(s, model);
+        return m != nullptr && i < m->phase_goodput_rps.size() ? Rate(m->phase_goodput_rps[i])
+                                                               : Rate(0);
+      });
+    }
   }
   const std::vector<std::pair<std::string, Cell>> tail = {
       {"TTFT p50 s (served)", [](const RunSummary& s) { return Secs(s.ttft_s.p50); }},

@@ -1,9 +1,11 @@
 #pragma once
-// The gateway in front of the simulator's replicas (SimOptions::gateway): the routing core's
-// routing::Pool, the object the live gateway drives (gateway/endpoint_pool.h), and the ledger
-// of every request it received. Forward runs the live gateway's send-and-retry loop
-// (gateway/gateway_handler.cc) against the replicas' immediate answers; scrapes and probes
-// arrive as the simulator's events. No clock, no I/O.
+// The gateway in front of the simulator's replicas (SimOptions::gateway): one routing core
+// routing::Pool per model pool, the object the live gateway drives (gateway/endpoint_pool.h),
+// and the ledger of every request it received. Forward runs the live gateway's send-and-retry
+// loop (gateway/gateway_handler.cc) against the replicas' immediate answers, and its model
+// cascade (routing/cascade.h): every request asks for the first pool's model, and what that
+// pool refuses for load goes on to its fallbacks in order. Scrapes and probes arrive as the
+// simulator's events. Replicas are numbered across the pools in order. No clock, no I/O.
 
 #include <cstdint>
 #include <functional>
@@ -19,11 +21,14 @@
 namespace spillway {
 
 struct SimGateway;
+struct SimPool;
 
 class GatewayFront {
  public:
-  /// One endpoint per replica, starting from the engine's own estimator priors.
-  GatewayFront(const SimGateway& config, const EngineConfig& engine, std::int32_t replicas);
+  /// One endpoint per replica of each pool, starting from its engine's own estimator priors
+  /// (`run`: the engine of the pools that give none).
+  GatewayFront(const SimGateway& config, const std::vector<SimPool>& pools,
+               const EngineConfig& run);
 
   /// What a replica did with a request the gateway sent it.
   struct Answer {
@@ -39,11 +44,13 @@ class GatewayFront {
   /// `status`, `reason` and `retry_after_s` (its own refusal, or the replica's passed on).
   struct Outcome {
     bool forwarded = false;
-    bool queued = false;           ///< waiting in the gateway's queue until DispatchNext
-    Seconds expires_s = 0;         ///< queued: when its wait ends at the latest
-    bool by_gateway = false;       ///< refused by the gateway itself (not a replica's refusal)
-    std::uint32_t replica = 0;     ///< forwarded: where it runs; refused: the last one tried
-    bool alone = false;            ///< sent with nothing predicted ahead: its TTFT measures prefill
+    bool queued = false;        ///< waiting in the gateway's queue until DispatchNext
+    Seconds expires_s = 0;      ///< queued: when its wait ends at the latest
+    bool by_gateway = false;    ///< refused by the gateway itself (not a replica's refusal)
+    bool shed = false;          ///< by_gateway's router or queue before any send (else a failure)
+    std::uint32_t replica = 0;  ///< forwarded: where it runs; refused: the last one tried
+    std::int32_t pool = 0;      ///< the pool of `replica` (> 0: sent on by the cascade)
+    bool alone = false;         ///< sent with nothing predicted ahead: its TTFT measures prefill
     Seconds predicted_ttft_s = 0;  ///< forwarded: the gateway's TTFT prediction there
     int status = 0;
     std::string_view reason;
@@ -57,8 +64,9 @@ class GatewayFront {
   Outcome Forward(routing::Ticket ticket, std::int32_t prompt_tokens, std::int32_t priority,
                   Seconds now, const TryReplica& try_replica);
 
-  /// The next waiting request that leaves the queue at `now` (routing::Pool::DispatchNext):
-  /// its ticket and outcome, sent with `try_for(ticket)`; an expired one is refused 429
+  /// The next waiting request that leaves a pool's queue at `now` (routing::Pool::DispatchNext):
+  /// its ticket and outcome, sent with `try_for(ticket)`; an expired one goes on to the next
+  /// pool of the cascade (where it may be `queued` again), else it is refused 429
   /// queue_deadline_exceeded by the gateway. Nullopt when none can leave yet.
   struct Dispatched {
     routing::Ticket ticket = 0;
@@ -69,7 +77,7 @@ class GatewayFront {
                                          const std::function<TryReplica(routing::Ticket)>& try_for);
   /// The client of waiting `ticket` left (kCancelled) or the server's deadline passed
   /// (kFailed): it leaves the queue.
-  std::size_t waiting() const { return pool_.waiting(); }
+  std::size_t waiting() const;
 
   enum class Ending : std::uint8_t { kCompleted, kFailed, kCancelled };
   /// A waiting request's end before it was sent (its client left, or the deadline passed).
@@ -80,7 +88,8 @@ class GatewayFront {
   /// wait in the gateway's queue), as the live gateway measures it.
   void OnFirstToken(std::uint32_t replica, std::int32_t prompt_tokens, Seconds ttft_s, bool alone,
                     Seconds predicted_ttft_s) {
-    pool_.OnFirstToken(replica, prompt_tokens, ttft_s, alone, predicted_ttft_s);
+    Slot& s = SlotOf(replica);
+    s.pool.OnFirstToken(replica - s.first, prompt_tokens, ttft_s, alone, predicted_ttft_s);
   }
   /// A scrape of every replica at `now` (engines[i] is replica i) for which `answers(i)`.
   void Scrape(const std::vector<std::unique_ptr<Engine>>& engines, Seconds now,
@@ -95,12 +104,24 @@ class GatewayFront {
   Seconds probe_interval_s() const { return probe_interval_s_; }
 
  private:
-  /// The send-and-retry loop from a first pick: sends, and after a refusal or an unreachable
-  /// replica routes again within the retry settings; counts the outcome in the ledger.
-  Outcome Send(routing::RouteRequest request, routing::Pool::Pick pick, Seconds now,
+  struct Slot {
+    routing::Pool pool;
+    std::uint32_t first = 0;  ///< its first replica's number
+    std::vector<std::int32_t> fallbacks;
+  };
+  Slot& SlotOf(std::uint32_t replica);
+  /// The send-and-retry loop on pool `k` from a first pick: sends, and after a refusal or an
+  /// unreachable replica routes again within the retry settings. Counts nothing in the ledger.
+  Outcome Send(std::size_t k, routing::RouteRequest request, routing::Pool::Pick pick, Seconds now,
                const TryReplica& try_replica);
+  /// After pool `k` refused `request` (`out`), having spent `elapsed_s` of its TTFT budget:
+  /// the cascade's next pools, in order, while each refuses for load; then counts the outcome
+  /// in the ledger (a request queued at a fallback is counted when it leaves).
+  Outcome Cascade(routing::Ticket ticket, std::size_t k, routing::RouteRequest request, Outcome out,
+                  Seconds elapsed_s, Seconds now, const TryReplica& try_replica);
 
-  routing::Pool pool_;
+  std::vector<Slot> pools_;
+  Seconds ttft_slo_s_;
   routing::RouteLedger ledger_;
   Seconds scrape_interval_s_;
   Seconds probe_interval_s_;

@@ -115,7 +115,7 @@ class Sim {
   /// server's deadline: kFailed).
   void EndWhileWaiting(std::uint32_t id, Seconds now, RequestOutcome::Kind kind);
   void Tick(std::int64_t second);
-  /// The least-loaded replica that is up; nullopt when none is.
+  /// The least-loaded replica of the first pool that is up; nullopt when none is.
   std::optional<std::uint32_t> PickReplica() const;
   void ApplyFault(const FleetFault& fault, Seconds now);
   /// Replica `r` dies: its unfinished attempts fail (their streams break), it takes no work.
@@ -131,6 +131,13 @@ class Sim {
   }
   /// Throws SimInvariantError when the gateway's ledger does not balance.
   void CheckLedger(bool at_end) const;
+  /// The model that served attempt `a` (empty with one pool: nothing to tell apart).
+  std::string_view ServedModel(const Attempt& a) const {
+    if (pools_.size() < 2) {
+      return {};
+    }
+    return pools_[static_cast<std::size_t>(replica_pool_[a.replica])].model;
+  }
 
   const Scenario& sc_;
   const RunConfig& rc_;
@@ -150,8 +157,12 @@ class Sim {
   Seconds last_event_s_ = 0;
   InvariantChecker checker_;
   ReplicaFaults faults_;
+  std::vector<SimPool> pools_;              // one, or SimOptions::pools
+  std::vector<std::int32_t> replica_pool_;  // replica -> its pool
 };
 
+/// The replicas of a run: SimOptions::replicas, or the sum of its pools'.
+std::int32_t ReplicasOf(const SimOptions& opt);
 /// The door in front of the replicas: the tenants' token buckets only.
 AdmissionConfig DoorConfig(const AdmissionConfig& a);
 

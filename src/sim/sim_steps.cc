@@ -112,9 +112,9 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
           a.done = true;
           a.completed = true;
           EndAtGateway(req.spec.id, now, GatewayFront::Ending::kCompleted);
-          recorder_.OnRequestDone(
-              {RequestOutcome::Kind::kCompleted, a.sent_s, a.first_token_s, now, a.tokens},
-              ClassOf(a));
+          recorder_.OnRequestDone({RequestOutcome::Kind::kCompleted, a.sent_s, a.first_token_s, now,
+                                   a.tokens, ServedModel(a)},
+                                  ClassOf(a));
         }
         break;
       case FinishReason::kDeadline: {

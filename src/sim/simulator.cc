@@ -12,6 +12,14 @@
 namespace spillway {
 namespace sim_detail {
 
+std::int32_t ReplicasOf(const SimOptions& opt) {
+  std::int32_t n = 0;
+  for (const SimPool& p : opt.pools) {
+    n += p.replicas;
+  }
+  return opt.pools.empty() ? opt.replicas : n;
+}
+
 AdmissionConfig DoorConfig(const AdmissionConfig& a) {
   AdmissionConfig door;
   door.policy = AdmissionPolicy::kUnbounded;
@@ -29,14 +37,19 @@ Sim::Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt)
       recorder_(SloOf(sc), PhasesOf(sc)),
       retry_(sc.client),
       checker_(opt.invariant_checks),
-      faults_(opt.faults, opt.replicas) {
-  EngineConfig per_replica = rc;
-  per_replica.admission.tenants.clear();  // the door in front of the replicas keeps them
-  for (std::int32_t i = 0; i < opt.replicas; ++i) {
-    replicas_.push_back(std::make_unique<Engine>(per_replica, 0));
+      faults_(opt.faults, ReplicasOf(opt)),
+      pools_(opt.pools.empty() ? std::vector<SimPool>{SimPool{"", opt.replicas, std::nullopt, {}}}
+                               : opt.pools) {
+  for (std::size_t k = 0; k < pools_.size(); ++k) {
+    EngineConfig per_replica = pools_[k].engine.value_or(rc);
+    per_replica.admission.tenants.clear();  // the door in front of the replicas keeps them
+    for (std::int32_t i = 0; i < pools_[k].replicas; ++i) {
+      replicas_.push_back(std::make_unique<Engine>(per_replica, 0));
+      replica_pool_.push_back(static_cast<std::int32_t>(k));
+    }
   }
   if (opt.gateway.has_value()) {
-    gateway_.emplace(*opt.gateway, rc, opt.replicas);
+    gateway_.emplace(*opt.gateway, pools_, rc);
   }
   if (arrivals_.empty()) {
     throw config::ConfigError(sc.file + ": arrival: the scenario produces no arrivals");
@@ -48,7 +61,8 @@ Sim::Sim(const Scenario& sc, const RunConfig& rc, const SimOptions& opt)
 std::optional<std::uint32_t> Sim::PickReplica() const {
   std::optional<std::uint32_t> best;
   std::int64_t best_load = INT64_MAX;
-  for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
+  // The first pool only: the clients ask for its model, and the cascade is the gateway's.
+  for (std::uint32_t i = 0; i < replicas_.size() && replica_pool_[i] == 0; ++i) {
     if (!faults_.up(i)) {
       continue;  // the oracle knows at once which replicas are gone or draining
     }
@@ -181,6 +195,10 @@ void Sim::DispatchWaiting(Seconds now) {
     }
     const auto id = static_cast<std::uint32_t>(next->ticket);
     Attempt& at = attempts_[id];
+    if (next->outcome.queued) {  // its wait ran out, and the cascade's next pool queued it
+      Push(next->outcome.expires_s, EventType::kWaitEnds, id);
+      continue;
+    }
     at.at_gateway = false;
     if (!next->outcome.forwarded) {
       RefusedFromQueue(id, *next, now);

@@ -22,7 +22,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "engine/engine_config.h"
 #include "report/run_summary.h"
 #include "routing/pool.h"
 #include "sim/run_config.h"
@@ -53,9 +55,24 @@ struct SimGateway {
   Seconds probe_interval_s = 0.5;  ///< /ready probes, as the live gateway's default
 };
 
+/// One pool of replicas running one model (workload/fleet.h's FleetPool, resolved): the model
+/// cascade's pools. `engine` nullopt: the run's engine config. `fallbacks`: indices of later
+/// pools that take what this one refuses for load, in order.
+struct SimPool {
+  std::string model;
+  std::int32_t replicas = 1;
+  std::optional<EngineConfig> engine;
+  std::vector<std::int32_t> fallbacks;
+};
+
 struct SimOptions {
   std::uint64_t seed = 1;
+  /// Replicas of the run's engine, when `pools` is empty (else the sum of theirs).
   std::int32_t replicas = 1;
+  /// Several pools, every request asking for the first's model; empty: one pool of `replicas`.
+  /// Replicas are numbered across the pools in order. Without a gateway only the first pool
+  /// serves (the cascade is the gateway's).
+  std::vector<SimPool> pools;
   InvariantChecks invariant_checks = InvariantChecks::kEveryStep;
   /// Unset: "least-loaded", the replica with the fewest waiting + running requests right now
   /// (an oracle no live balancer has; the default). Set: the gateway routes.

@@ -1,5 +1,7 @@
 #include "workload/fleet.h"
 
+#include <algorithm>
+
 #include "workload/field_checks.h"
 
 namespace spillway {
@@ -46,6 +48,49 @@ FleetFault ParseFault(const config::Field& f, std::int32_t replicas) {
   return fault;
 }
 
+std::vector<FleetPool> ParsePools(const config::Field& f) {
+  std::vector<FleetPool> pools;
+  for (const config::Field& p : f.Items()) {
+    p.RequireKnownKeys({"model", "replicas", "profile", "fallbacks"});
+    FleetPool pool;
+    pool.model = Required(p, "model").AsString();
+    for (const FleetPool& before : pools) {
+      if (before.model == pool.model || pool.model.empty()) {
+        p["model"].Fail("must be a model name no other pool has");
+      }
+    }
+    pool.replicas = static_cast<std::int32_t>(OptIntIn(p["replicas"], 1, 1024).value_or(1));
+    if (const config::Field profile = p["profile"]; profile.present()) {
+      pool.profile = profile.AsString();
+    }
+    if (const config::Field fallbacks = p["fallbacks"]; fallbacks.present()) {
+      for (const config::Field& m : fallbacks.Items()) {
+        pool.fallbacks.push_back(m.AsString());
+      }
+    }
+    pools.push_back(std::move(pool));
+  }
+  if (pools.empty()) {
+    f.Fail("must list at least one pool");
+  }
+  // Fallbacks name other pools, once each (checked once every pool is known).
+  std::size_t i = 0;
+  for (const config::Field& p : f.Items()) {
+    const FleetPool& pool = pools[i++];
+    std::vector<std::string> seen;
+    for (const std::string& m : pool.fallbacks) {
+      const bool known = std::any_of(pools.begin(), pools.end(), [&](const FleetPool& o) {
+        return o.model == m && o.model != pool.model;
+      });
+      if (!known || std::find(seen.begin(), seen.end(), m) != seen.end()) {
+        p["fallbacks"].Fail("must name the models of other pools, each once; got '" + m + "'");
+      }
+      seen.push_back(m);
+    }
+  }
+  return pools;
+}
+
 }  // namespace
 
 Fleet ParseFleet(const config::Field& f) {
@@ -54,8 +99,17 @@ Fleet ParseFleet(const config::Field& f) {
     return fleet;
   }
   f.RequireKnownKeys({"replicas", "router", "scrape_interval_s", "staleness", "stale_after_s",
-                      "queue_max_wait_s", "faults"});
+                      "queue_max_wait_s", "faults", "pools"});
   fleet.replicas = static_cast<std::int32_t>(OptIntIn(f["replicas"], 1, 1024).value_or(0));
+  if (const config::Field pools = f["pools"]; pools.present()) {
+    if (fleet.replicas > 0) {
+      f["replicas"].Fail("is given per pool when the fleet has pools");
+    }
+    fleet.pools = ParsePools(pools);
+    for (const FleetPool& p : fleet.pools) {
+      fleet.replicas += p.replicas;
+    }
+  }
   if (f["router"].present()) {
     fleet.router = EnumOf(f["router"], FleetRouterNames());
   }

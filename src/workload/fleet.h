@@ -17,6 +17,14 @@
 //       - {fault: drain, endpoint: 2, at_s: 60}           # SIGTERM: in-flight ones finish
 //       - {fault: stale_metrics, endpoint: 0, at_s: 40, until_s: 50}  # /metrics not answered
 //       - {fault: slow, endpoint: 0, at_s: 40, until_s: 50, factor: 2} # steps take 2x as long
+//
+// Or several pools, one model each (the model cascade, routing/cascade.h), instead of
+// `replicas`: every request asks for the first pool's model; its `fallbacks` take what it
+// refuses for load. Replicas are numbered across the pools in order (faults name them so).
+//
+//     pools:
+//       - {model: llama-2-7b, replicas: 1, fallbacks: [llama-3.2-1b]}  # the scenario's engine
+//       - {model: llama-3.2-1b, replicas: 1, profile: a100-llama3.2-1b}
 
 #include <cstdint>
 #include <optional>
@@ -39,14 +47,25 @@ struct FleetFault {
   bool ActiveAt(Seconds t) const { return t >= at_s && t < until_s; }
 };
 
+/// One pool of a fleet: `replicas` engines of one model. `profile`: the executor profile they
+/// run (empty: the scenario's engine.profile); `fallbacks`: the models of later pools that take
+/// what this pool refuses for load, in order.
+struct FleetPool {
+  std::string model;
+  std::int32_t replicas = 1;
+  std::string profile;
+  std::vector<std::string> fallbacks;
+};
+
 struct Fleet {
-  std::int32_t replicas = 0;  ///< 0: not given
+  std::int32_t replicas = 0;  ///< 0: not given; with `pools`, the sum of theirs
   std::string router;         ///< empty: not given
   std::optional<Seconds> scrape_interval_s;
   std::string staleness;  ///< empty: not given
   std::optional<Seconds> stale_after_s;
   std::optional<Seconds> queue_max_wait_s;
   std::vector<FleetFault> faults;
+  std::vector<FleetPool> pools;  ///< empty: one pool of `replicas` running the scenario's engine
 };
 
 /// The router names a fleet may give (routing::ParseRouterPolicy's, plus the simulator's
@@ -56,7 +75,8 @@ const std::vector<std::string>& FleetRouterNames();
 /// Parses a `fleet:` section (absent: an empty Fleet). Throws config::ConfigError naming the
 /// file, line, field and value: unknown keys, an endpoint outside [0, replicas) when replicas
 /// is given, at_s < 0, until_s <= at_s, a windowed fault without until_s, factor outside
-/// [1, 100].
+/// [1, 100]; `replicas` beside `pools`, a pool's model empty or twice, a fallback that is not
+/// the model of another pool or named twice.
 Fleet ParseFleet(const config::Field& f);
 
 }  // namespace spillway

@@ -92,8 +92,9 @@ class ScriptedUpstream {
       if (ec) {
         return;
       }
-      std::string head(boost::asio::buffers_begin(in.data()),
-                       boost::asio::buffers_begin(in.data()) + static_cast<std::ptrdiff_t>(head_bytes));
+      std::string head(
+          boost::asio::buffers_begin(in.data()),
+          boost::asio::buffers_begin(in.data()) + static_cast<std::ptrdiff_t>(head_bytes));
       in.consume(head_bytes);
       std::size_t length = 0;
       if (const auto at = head.find("Content-Length: "); at != std::string::npos) {
@@ -109,11 +110,12 @@ class ScriptedUpstream {
       if (head.starts_with("GET")) {
         const std::string models =
             R"({"object":"list","data":[{"id":"scripted","object":"model"}]})";
-        boost::asio::write(socket,
-                    boost::asio::buffer("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                 "Content-Length: " +
-                                 std::to_string(models.size()) + "\r\n\r\n" + models),
-                    ec);
+        boost::asio::write(
+            socket,
+            boost::asio::buffer("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                "Content-Length: " +
+                                std::to_string(models.size()) + "\r\n\r\n" + models),
+            ec);
       } else {
         ++posts_;
         answer_(socket, ++posts_here);

@@ -14,7 +14,7 @@ RunSummary SampleRun(const std::string& policy) {
   r.OnAdmitted(0.5, 0.5, false);
   r.OnOffered(2.5, true);
   r.OnRejected(2.5, 2.5, 429, "queue_delay_exceeded");
-  r.OnRequestDone({RequestOutcome::Kind::kCompleted, 0.5, 0.8, 1.5, 8});
+  r.OnRequestDone({RequestOutcome::Kind::kCompleted, 0.5, 0.8, 1.5, 8, "small"});
   r.OnEngineStep(1.0, 0.25, 64);
   r.OnGauges(1, 3, 1, 0.5);
   r.OnQueueSpan(0.5, 4.0);
@@ -76,6 +76,11 @@ TEST(SummaryReaderTest, ReadsBackWhatSummaryToJsonWrites) {
   EXPECT_DOUBLE_EQ(r.retry_after.max_drain_s, 1.5);
   EXPECT_DOUBLE_EQ(r.retry_after.mean_drain_s, 1.5);
   EXPECT_DOUBLE_EQ(r.retry_after.mean_retry_after_s, 1.0);
+  ASSERT_EQ(r.served_model.count("small"), 1u);
+  EXPECT_EQ(r.served_model.at("small").completed, 1);
+  EXPECT_EQ(r.served_model.at("small").good, 1);
+  EXPECT_EQ(r.served_model.at("small").phase_goodput_rps, (std::vector<double>{0.5, 0}))
+      << "one good request sent in the first 2 s phase";
 }
 
 TEST(SummaryReaderTest, ReadsAnArrayOfRuns) {

@@ -49,6 +49,44 @@ TEST(FleetSectionTest, ReadsReplicasRouterAndFaults) {
   EXPECT_EQ(sc.fleet.faults[3].factor, 2);
 }
 
+TEST(FleetSectionTest, ReadsPoolsAndTheirFallbacks) {
+  const Scenario sc = LoadScenarioFromString(WithFleet(R"(fleet:
+  pools:
+    - {model: big, replicas: 2, fallbacks: [small]}
+    - {model: small, profile: a100-llama3.2-1b}
+  faults:
+    - {fault: kill, endpoint: 2, at_s: 5}
+)"),
+                                             "test.yaml", ".");
+  ASSERT_EQ(sc.fleet.pools.size(), 2u);
+  EXPECT_EQ(sc.fleet.pools[0].model, "big");
+  EXPECT_EQ(sc.fleet.pools[0].replicas, 2);
+  EXPECT_EQ(sc.fleet.pools[0].fallbacks, std::vector<std::string>{"small"});
+  EXPECT_TRUE(sc.fleet.pools[0].profile.empty()) << "the scenario's engine";
+  EXPECT_EQ(sc.fleet.pools[1].replicas, 1);
+  EXPECT_EQ(sc.fleet.pools[1].profile, "a100-llama3.2-1b");
+  EXPECT_EQ(sc.fleet.replicas, 3) << "the pools' sum";
+}
+
+TEST(FleetSectionTest, BadPoolsNameTheLineAndField) {
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  replicas: 2\n  pools: [{model: a}]\n"))
+                .find("fleet.replicas: is given per pool"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  pools: [{model: a}, {model: a}]\n"))
+                .find("fleet.pools[1].model"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  pools: [{model: a, fallbacks: [b]}]\n"))
+                .find("fleet.pools[0].fallbacks: must name the models of other pools"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  pools: [{model: a, fallbacks: [a]}]\n")).find("got 'a'"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  pools: []\n")).find("at least one pool"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  pools: [{model: a, replicas: 0}]\n"))
+                .find("fleet.pools[0].replicas"),
+            std::string::npos);
+}
+
 TEST(FleetSectionTest, AScenarioWithoutAFleetHasAnEmptyOne) {
   const Scenario sc = LoadScenarioFromString(kBase, "test.yaml", ".");
   EXPECT_EQ(sc.fleet.replicas, 0);
