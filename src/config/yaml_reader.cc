@@ -103,10 +103,12 @@ Field::Field(YAML::Node node, std::string file, std::string path)
 
 Field Field::operator[](const std::string& key) const {
   const std::string child_path = path_.empty() ? key : path_ + "." + key;
-  if (!node_.IsMap()) {
-    return Field(YAML::Node(YAML::NodeType::Undefined), file_, child_path);
+  Field child(node_.IsMap() ? node_[key] : YAML::Node(YAML::NodeType::Undefined), file_,
+              child_path);
+  if (!child.node_.IsDefined()) {
+    child.parent_line_ = node_.IsDefined() ? node_.Mark().line : parent_line_;
   }
-  return Field(node_[key], file_, child_path);
+  return child;
 }
 
 std::vector<Field> Field::Items() const {
@@ -202,15 +204,20 @@ std::string Field::AsString() const {
   return node_.Scalar();
 }
 
-void Field::Fail(const std::string& message) const {
+std::string Field::Where() const {
   std::string where = file_;
-  const YAML::Mark mark = node_.IsDefined() ? node_.Mark() : YAML::Mark::null_mark();
-  if (mark.line >= 0) {
-    where += ":" + std::to_string(mark.line + 1);
+  const int line = node_.IsDefined() ? node_.Mark().line : parent_line_;
+  if (line >= 0) {
+    where += ":" + std::to_string(line + 1);
   }
-  throw ConfigError(where + ": " + (path_.empty() ? "(top level)" : path_) + ": " + message +
-                    ", got " + Describe(node_));
+  return where + ": " + (path_.empty() ? "(top level)" : path_) + ": ";
 }
+
+void Field::Fail(const std::string& message) const {
+  throw ConfigError(Where() + message + ", got " + Describe(node_));
+}
+
+void Field::FailSaying(const std::string& message) const { throw ConfigError(Where() + message); }
 
 double Positive(const Field& f, double value) {
   if (!(value > 0)) {

@@ -58,13 +58,20 @@ class Field {
     return present() ? AsString() : fallback;
   }
 
-  /// A ConfigError "file:line: path: message, got VALUE".
+  /// A ConfigError "file:line: path: message, got VALUE" (for an absent field, the line of
+  /// the map that lacks it).
   [[noreturn]] void Fail(const std::string& message) const;
+  /// The same without ", got VALUE", for a message that names the value itself.
+  [[noreturn]] void FailSaying(const std::string& message) const;
 
  private:
+  /// "file:line: path: " of an error.
+  std::string Where() const;
+
   YAML::Node node_;
   std::string file_;
   std::string path_;
+  int parent_line_ = -1;  // an absent field's: the line of the map it is missing from (0-based)
 };
 
 /// Range checks that throw Field::Fail with a uniform message.

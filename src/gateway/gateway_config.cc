@@ -1,6 +1,7 @@
 #include "gateway/gateway_config.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -16,6 +17,19 @@ using config::Field;
 
 double Timeout(const Field& f, double fallback) {
   return f.present() ? config::InRange(f, f.AsDouble(), 0, 1e6) : fallback;
+}
+
+/// A number of seconds in [lo, hi], as ValidateGatewayConfig checks the merged value (so the
+/// file's error names its line); `fallback` when absent.
+double SecondsIn(const Field& f, double fallback, double lo, double hi) {
+  if (!f.present()) {
+    return fallback;
+  }
+  const double v = f.AsDouble();
+  if (!(v >= lo && v <= hi)) {
+    f.Fail(fmt::format("must be in [{:g}, {:g}] (seconds)", lo, hi));
+  }
+  return v;
 }
 
 /// A number in [0, hi] (0 turns the feature off); `fallback` when absent.
@@ -67,8 +81,8 @@ void ReadRouter(const Field& s, GatewayConfig* c) {
       f.present() && !routing::ParseStaleness(f.AsString(), &r.staleness)) {
     f.Fail("must be fail-open or fail-close");
   }
-  r.ttft_slo_s = Timeout(s["ttft_slo_s"], r.ttft_slo_s);
-  r.stale_after_s = Timeout(s["stale_after_s"], r.stale_after_s);
+  r.ttft_slo_s = SecondsIn(s["ttft_slo_s"], r.ttft_slo_s, 0.001, 1e6);
+  r.stale_after_s = SecondsIn(s["stale_after_s"], r.stale_after_s, 0.001, 1e6);
   r.seed = static_cast<std::uint64_t>(IntIn(s["seed"], 1, 0, 2147483647));
   if (const Field f = s["prediction_quantile"]; f.present()) {
     c->prediction.quantile = ZeroOrIn(f, c->prediction.quantile, 1);
@@ -89,6 +103,14 @@ std::string UrlProblem(const std::string& url) {
 std::string Canonical(const std::string& url) { return net::ParseTarget(url).Key(); }
 
 void ReadPools(const Field& pools, GatewayConfig* c) {
+  // What ValidateGatewayConfig checks again once flags are merged, here with the file's lines.
+  std::set<std::string> models;
+  std::set<std::string> urls;
+  const auto once = [&urls](const Field& f, const std::string& url) {
+    if (UrlProblem(url).empty() && !urls.insert(Canonical(url)).second) {
+      f.Fail("is listed twice (perhaps spelt another way)");
+    }
+  };
   for (const Field& p : pools.Items()) {
     p.RequireKnownKeys({"model", "fallbacks", "endpoints"});
     PoolConfig pool;
@@ -104,9 +126,12 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
         pool.fallbacks.push_back(m.AsString());
       }
     }
+    if (!pool.model.empty() && !models.insert(pool.model).second) {
+      p["model"].Fail("is listed twice");
+    }
     const Field endpoints = p["endpoints"];
-    if (!endpoints.present() || !endpoints.is_sequence()) {
-      endpoints.Fail("must be a list of {url, kind}");
+    if (!endpoints.present() || !endpoints.is_sequence() || endpoints.Items().empty()) {
+      endpoints.Fail("must be a list of at least one {url, kind}");
     }
     for (const Field& e : endpoints.Items()) {
       UpstreamConfig u;
@@ -114,7 +139,7 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
         try {
           u = ParseEndpointFlag(e.AsString());
         } catch (const ConfigError& error) {
-          e.Fail(error.what());
+          e.FailSaying(error.what());  // (it names the value)
         }
       } else {
         e.RequireKnownKeys(
@@ -124,7 +149,7 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
         }
         u.url = e["url"].AsString();
         if (const std::string problem = UrlProblem(u.url); !problem.empty()) {
-          e["url"].Fail(problem);
+          e["url"].FailSaying(problem);  // (it names the value)
         }
         if (e["kind"].present()) {
           u.kind = KindOf(e["kind"]);
@@ -139,9 +164,21 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
           p.prefill_tokens_per_s = config::InRange(f, f.AsDouble(), 1, 1e12);
         }
       }
+      once(e.is_scalar() ? e : e["url"], u.url);
       pool.endpoints.push_back(std::move(u));
     }
     c->pools.push_back(std::move(pool));
+  }
+  std::size_t i = 0;
+  for (const Field& p : pools.Items()) {
+    const PoolConfig& pool = c->pools[i++];
+    for (const std::string& f : pool.fallbacks) {
+      if (f == pool.model || models.count(f) == 0 ||
+          std::count(pool.fallbacks.begin(), pool.fallbacks.end(), f) > 1) {
+        p["fallbacks"].FailSaying(
+            fmt::format("must name the models of other pools, each once; '{}' is not one", f));
+      }
+    }
   }
 }
 
@@ -161,14 +198,14 @@ GatewayConfig Parse(const Field& root) {
   }
   if (const Field s = root["scrape"]; s.present()) {
     s.RequireKnownKeys({"interval_s", "timeout_s"});
-    c.scrape_interval_s = Timeout(s["interval_s"], c.scrape_interval_s);
-    c.scrape_timeout_s = Timeout(s["timeout_s"], c.scrape_timeout_s);
+    c.scrape_interval_s = SecondsIn(s["interval_s"], c.scrape_interval_s, 0.01, 3600);
+    c.scrape_timeout_s = SecondsIn(s["timeout_s"], c.scrape_timeout_s, 0.001, 3600);
   }
   if (const Field s = root["timeouts"]; s.present()) {
     s.RequireKnownKeys({"request_timeout_s", "connect_timeout_s", "drain_timeout_s"});
-    c.request_timeout_s = Timeout(s["request_timeout_s"], c.request_timeout_s);
-    c.connect_timeout_s = Timeout(s["connect_timeout_s"], c.connect_timeout_s);
-    c.drain_timeout_s = Timeout(s["drain_timeout_s"], c.drain_timeout_s);
+    c.request_timeout_s = SecondsIn(s["request_timeout_s"], c.request_timeout_s, 0.001, 1e6);
+    c.connect_timeout_s = SecondsIn(s["connect_timeout_s"], c.connect_timeout_s, 0.001, 1e6);
+    c.drain_timeout_s = SecondsIn(s["drain_timeout_s"], c.drain_timeout_s, 0.001, 1e6);
   }
   if (const Field s = root["retries"]; s.present()) {
     s.RequireKnownKeys({"max_attempts", "budget_ratio", "budget_window_s", "min_retries"});
@@ -282,16 +319,6 @@ void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
       }
     }
   }
-  if (!(c.request_timeout_s > c.queue.max_wait_s)) {
-    fail(fmt::format(
-        "queue.max_wait_s ({:g} s) must be below timeouts.request_timeout_s ({:g} s): a request "
-        "would still wait when the gateway's deadline passes",
-        c.queue.max_wait_s, c.request_timeout_s));
-  }
-  if (!(c.request_timeout_s > c.router.ttft_slo_s)) {
-    fail(fmt::format("timeouts.request_timeout_s ({:g} s) must be above router.ttft_slo_s ({:g} s)",
-                     c.request_timeout_s, c.router.ttft_slo_s));
-  }
   // The flags' values get the file's checks.
   const auto in = [&](const char* key, double v, double lo, double hi) {
     if (!(v >= lo && v <= hi)) {
@@ -310,6 +337,17 @@ void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
   in("retries.max_attempts (--max-attempts)", c.retry.max_attempts, 1, 10);
   in("queue.max_wait_s (--queue-max-wait-s)", c.queue.max_wait_s, 0, 3600);
   in("router.prediction_quantile (--prediction-quantile)", c.prediction.quantile, 0, 1);
+  // Then their order (a NaN has failed its range above).
+  if (!(c.request_timeout_s > c.queue.max_wait_s)) {
+    fail(fmt::format(
+        "queue.max_wait_s ({:g} s) must be below timeouts.request_timeout_s ({:g} s): a request "
+        "would still wait when the gateway's deadline passes",
+        c.queue.max_wait_s, c.request_timeout_s));
+  }
+  if (!(c.request_timeout_s > c.router.ttft_slo_s)) {
+    fail(fmt::format("timeouts.request_timeout_s ({:g} s) must be above router.ttft_slo_s ({:g} s)",
+                     c.request_timeout_s, c.router.ttft_slo_s));
+  }
 }
 
 }  // namespace spillway::gateway

@@ -488,7 +488,19 @@ asio::awaitable<std::optional<GatewayHandler::Refusal>> GatewayHandler::OnPool(E
         }
         finish(metrics_.failed_total, r.streamed ? 200 : 504, "request_timeout", "gateway");
         co_return std::nullopt;
+      case End::kTooLarge:  // the endpoint answered: not its failure, the gateway's limit
+        pool.OnSuccess(i);
+        co_await SendError(
+            x.conn,
+            Error(502,
+                  fmt::format("The endpoint's answer is larger than the {} MiB the gateway relays "
+                              "whole; ask for less (max_tokens, n, logprobs) or stream it.",
+                              kMaxRelayedAnswerBytes >> 20),
+                  "api_error", "upstream_answer_too_large"));
+        finish(metrics_.failed_total, 502, "upstream_answer_too_large", "gateway");
+        co_return std::nullopt;
       case End::kClientGone:
+        x.conn.set_close();  // (net::HttpConnection::WatchClientGone says why)
         finish(metrics_.cancelled_total, 499, "client_gone", "client");
         co_return std::nullopt;
       case End::kDraining:  // the drain ran out of time

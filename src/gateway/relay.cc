@@ -35,8 +35,9 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 constexpr auto kUse = asio::as_tuple(asio::use_awaitable);
 
-/// Largest upstream answer read whole (a non-streaming completion or an error body).
-constexpr std::uint64_t kMaxAnswerBytes = std::uint64_t{64} << 20;
+/// Largest upstream answer read whole (a non-streaming completion or an error body): beyond
+/// it, 502 upstream_answer_too_large (AttemptResult::End::kTooLarge). Streams have no limit.
+constexpr std::uint64_t kMaxAnswerBytes = kMaxRelayedAnswerBytes;
 
 /// A reused connection that fails this soon after the request was sent, without a byte of
 /// answer, was closed by the endpoint before it read the request (its close and our request
@@ -198,36 +199,38 @@ std::string StreamError(std::string_view reason, std::string_view message) {
   return api::SseData(api::ErrorJson(server::ContractError(reason, std::string(message))));
 }
 
-/// Finds an SSE error event (`data: {"error": ...}`, as serve and vLLM send one) in a relayed
-/// stream, across chunk boundaries: keeps the last bytes of each chunk to scan with the next.
-class StreamErrorScan {
+/// Scans a relayed stream, across chunk boundaries (the last bytes of each chunk are kept to
+/// scan with the next), for its SSE error event (`data: {"error": ...}`, as serve and vLLM send
+/// one) and its end (`data: [DONE]`, as every OpenAI-compatible server ends a stream).
+class StreamScan {
  public:
   /// Scans `chunk`; true once an error event was seen (code() then names it).
   bool Feed(std::string_view chunk) {
-    if (!code_.empty()) {
-      return true;
-    }
     window_.append(chunk);
-    const std::size_t at = window_.find(R"(data: {"error")");
-    if (at == std::string::npos) {
-      if (window_.size() > kKeep) {
-        window_.erase(0, window_.size() - kKeep);
+    done_ = done_ || window_.find("data: [DONE]") != std::string::npos;
+    if (code_.empty()) {
+      if (const std::size_t at = window_.find(R"(data: {"error")"); at != std::string::npos) {
+        constexpr std::string_view kCode = R"("code":")";
+        const std::size_t c = window_.find(kCode, at);
+        const std::size_t end = c == std::string::npos ? c : window_.find('"', c + kCode.size());
+        code_ = end == std::string::npos ? "stream_error"
+                                         : window_.substr(c + kCode.size(), end - c - kCode.size());
       }
-      return false;
     }
-    constexpr std::string_view kCode = R"("code":")";
-    const std::size_t c = window_.find(kCode, at);
-    const std::size_t end = c == std::string::npos ? c : window_.find('"', c + kCode.size());
-    code_ = end == std::string::npos ? "stream_error"
-                                     : window_.substr(c + kCode.size(), end - c - kCode.size());
-    return true;
+    if (window_.size() > kKeep) {
+      window_.erase(0, window_.size() - kKeep);
+    }
+    return !code_.empty();
   }
   const std::string& code() const { return code_; }
+  /// The stream said it was over: `data: [DONE]`, or an error event.
+  bool ended() const { return done_ || !code_.empty(); }
 
  private:
   static constexpr std::size_t kKeep = 64;
   std::string window_;
   std::string code_;
+  bool done_ = false;
 };
 
 }  // namespace
@@ -273,6 +276,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       }
     }
     fresh.emplace();
+    fresh->body_limit(kMaxAnswerBytes);  // before the head: Beast checks Content-Length there
     beast::error_code head_ec = co_await Send(socket, req);
     const bool delivered = !head_ec;
     const Seconds delivered_s = clock.Now();
@@ -290,11 +294,15 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
         break;
       }
       fresh.emplace();
+      fresh->body_limit(kMaxAnswerBytes);
       std::tie(head_ec, std::ignore) =
           co_await http::async_read_header(socket, buffer, *fresh, kUse);
     }
     if (!head_ec) {
       break;
+    }
+    if (head_ec == http::error::body_limit) {  // its Content-Length says too large
+      co_return ended(AttemptResult::End::kTooLarge, head_ec);
     }
     const bool endpoint_may_have_it =
         heard || buffer.size() > 0 ||
@@ -307,7 +315,6 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     socket.close(ignored);
   }
   http::response_parser<http::string_body>& parser = *fresh;
-  parser.body_limit(kMaxAnswerBytes);
   const auto& head = parser.get();
   out.status = head.result_int();
   const bool sse = head[http::field::content_type].starts_with("text/event-stream");
@@ -318,7 +325,9 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       std::tie(body_ec, std::ignore) = co_await http::async_read(socket, buffer, parser, kUse);
     }
     if (body_ec) {
-      co_return ended(AttemptResult::End::kUnreachable, body_ec);
+      co_return ended(body_ec == http::error::body_limit ? AttemptResult::End::kTooLarge
+                                                         : AttemptResult::End::kUnreachable,
+                      body_ec);
     }
     if (out.status == 429 || out.status == 503) {
       KeepIdleIfClean(up, socket, parser, buffer, watch);
@@ -338,8 +347,10 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     co_return out;
   }
 
-  // An SSE stream: chunk by chunk, each upstream read after the client took the last chunk.
+  // An SSE stream: chunk by chunk, each upstream read after the client took the last chunk;
+  // nothing accumulates, so no limit on its length.
   out.streamed = true;
+  parser.body_limit(boost::none);
   // A write to the client that failed: the client left, or the deadline or the drain cut it.
   const auto cut = [&] {
     return watch.deadline_passed()    ? AttemptResult::End::kDeadline
@@ -351,10 +362,14 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     co_return out;
   }
   bool first = true;
-  StreamErrorScan errors;
+  StreamScan errors;
+  // A close-delimited stream (neither chunked nor with a length) ends when the connection
+  // closes, which a crash does too: it is complete only once it said so ([DONE], an error).
+  const bool close_delimited = !head.chunked() && !head.has_content_length();
   std::string& bytes = parser.get().body();
-  while (!parser.is_done()) {
-    auto [ec, n] = co_await http::async_read_some(socket, buffer, parser, kUse);
+  beast::error_code ec;
+  while (!ec && !parser.is_done()) {
+    std::tie(ec, std::ignore) = co_await http::async_read_some(socket, buffer, parser, kUse);
     if (!bytes.empty()) {
       if (first && on_first_bytes) {
         on_first_bytes(clock.Now() - sent_s);
@@ -369,29 +384,31 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       }
       bytes.clear();
     }
-    if (ec && parser.is_done()) {
-      break;  // a close-delimited stream ends with the connection
-    }
-    if (ec) {  // a reset, or EOF before the last chunk (partial_message): the upstream broke
-      ended(AttemptResult::End::kBroken, ec);
-      if (out.end == AttemptResult::End::kClientGone) {
-        co_return out;
-      }
-      // (Built before the co_await: GCC 12 destroys a temporary of a conditional expression
-      // inside a co_await twice.)
-      const std::string event =
-          out.end == AttemptResult::End::kDeadline
-              ? StreamError("request_timeout", "The gateway's request deadline passed.")
-          : out.end == AttemptResult::End::kDraining
-              ? StreamError("draining", "The gateway shut down before the stream ended.")
-              : StreamError("upstream_unavailable", "The endpoint failed mid-stream.");
-      if (out.end != AttemptResult::End::kBroken) {
-        conn.set_write_timeout(kLastEventTimeout);  // the attempt's time is already up
-      }
-      co_await conn.WriteChunk(event);
-      co_await conn.EndStream();
+  }
+  if (!ec && close_delimited && !errors.ended()) {
+    ec = http::error::partial_message;
+  }
+  // A reset, EOF before the last chunk (partial_message), a close-delimited stream closed
+  // before it said it was over, the deadline or the drain: the stream ends with an error event.
+  if (ec && !(parser.is_done() && errors.ended())) {
+    ended(AttemptResult::End::kBroken, ec);
+    if (out.end == AttemptResult::End::kClientGone) {
       co_return out;
     }
+    // (Built before the co_await: GCC 12 destroys a temporary of a conditional expression
+    // inside a co_await twice.)
+    const std::string event =
+        out.end == AttemptResult::End::kDeadline
+            ? StreamError("request_timeout", "The gateway's request deadline passed.")
+        : out.end == AttemptResult::End::kDraining
+            ? StreamError("draining", "The gateway shut down before the stream ended.")
+            : StreamError("upstream_unavailable", "The endpoint failed mid-stream.");
+    if (out.end != AttemptResult::End::kBroken) {
+      conn.set_write_timeout(kLastEventTimeout);  // the attempt's time is already up
+    }
+    co_await conn.WriteChunk(event);
+    co_await conn.EndStream();
+    co_return out;
   }
   co_await conn.EndStream();
   out.end = watch.client_gone() ? AttemptResult::End::kClientGone : AttemptResult::End::kRelayed;

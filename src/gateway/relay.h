@@ -27,6 +27,10 @@
 
 namespace spillway::gateway {
 
+/// The largest answer the gateway reads whole before relaying it (a non-streaming completion,
+/// an error body): 64 MiB. An SSE stream is relayed as it comes, without a limit.
+inline constexpr std::uint64_t kMaxRelayedAnswerBytes = std::uint64_t{64} << 20;
+
 /// What the client asked, as the gateway forwards it.
 struct RelayRequest {
   std::string path;  ///< "/v1/completions" or "/v1/chat/completions"
@@ -52,6 +56,8 @@ struct AttemptResult {
     kClientGone,   ///< the client left; the upstream connection was closed
     kDraining,     ///< the gateway's drain ran out of time (an SSE error event sent, if
                    ///< streaming; else nothing yet: the caller answers 503 draining)
+    kTooLarge,     ///< a whole answer over kMaxRelayedAnswerBytes: nothing sent to the client
+                   ///< yet (the caller answers 502 upstream_answer_too_large)
   };
   End end = End::kUnreachable;
   unsigned status = 0;    ///< the upstream's status, when it answered

@@ -143,8 +143,15 @@ asio::awaitable<bool> HttpConnection::WaitClientGone() {
   if (ec == asio::error::operation_aborted || state.cancelled() != asio::cancellation_type::none) {
     co_return false;
   }
-  // Bytes (a pipelined request): not gone. EOF, a reset or any other error: gone.
-  co_return ec || n == 0;
+  // Bytes (a pipelined request): not gone. EOF, a reset or any other error: gone, and the
+  // connection closes after this exchange: nothing more will come, and Asio's reactor does not
+  // try a read again on a socket that reported EOF until epoll wakes it, which, the FIN having
+  // come already, it never does (a next request's read would wait for the idle timeout).
+  const bool gone = ec || n == 0;
+  if (gone) {
+    keep_alive_ = false;
+  }
+  co_return gone;
 }
 
 asio::awaitable<void> LingeringClose(beast::tcp_stream& stream, beast::flat_buffer& buffer,

@@ -70,7 +70,8 @@ class HttpConnection {
 
   /// Completes when the client closes its side or the connection breaks (EOF or error on a
   /// pending read). Bytes that arrive meanwhile (a pipelined request) end the watch as "not
-  /// gone" after a peek: returns true when the client is gone, false when it sent data.
+  /// gone" after a peek: returns true when the client is gone (the connection then closes
+  /// after this exchange), false when it sent data.
   /// Cancel it through the awaitable's cancellation (e.g. awaitable_operators ||).
   asio::awaitable<bool> WaitClientGone();
 
@@ -80,7 +81,9 @@ class HttpConnection {
   /// completion: true for EOF or an error, false when bytes came (pipelining). Not called when
   /// the watch was cancelled through `slot`, or when bytes were already buffered (nothing is
   /// started then). `done` must keep the cancellation signal behind `slot` alive: the handler
-  /// clears the slot before it returns, so a later emit finds no stale operation.
+  /// clears the slot before it returns, so a later emit finds no stale operation. After a
+  /// `done(true)` the caller must set_close(): Asio does not read again on its own from a
+  /// socket that reported EOF (a next request's read would wait out the idle timeout).
   template <typename Done>
   void WatchClientGone(char& byte, asio::cancellation_slot slot, Done done) {
     if (buffer_.size() > 0) {

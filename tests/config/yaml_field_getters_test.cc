@@ -144,10 +144,13 @@ TEST(YamlFieldGettersTest, FallbackFormsStillValidatePresentValues) {
 
 TEST(YamlFieldGettersTest, AbsentRequiredFieldSaysGotNothing) {
   const Field root = Load("a: 1\n");
+  // (At the line of the map it is missing from; nested: "b:\n  c: {}\n" names line 2 for b.c.x.)
+  EXPECT_EQ(ErrorOf([] { Load("b:\n  c: {d: 1}\n")["b"]["c"]["x"].AsString(); }),
+            "test.yaml:2: b.c.x: must be a string, got nothing");
   EXPECT_EQ(ErrorOf([&] { root["missing"].AsDouble(); }),
-            "test.yaml: missing: must be a number, got nothing");
+            "test.yaml:1: missing: must be a number, got nothing");
   EXPECT_EQ(ErrorOf([&] { root["missing"].AsString(); }),
-            "test.yaml: missing: must be a string, got nothing");
+            "test.yaml:1: missing: must be a string, got nothing");
 }
 
 }  // namespace

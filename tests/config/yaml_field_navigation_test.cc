@@ -67,7 +67,8 @@ TEST(YamlFieldNavigationTest, ItemsOfANonListFails) {
   EXPECT_EQ(ErrorOf([&] { root["classes"].Items(); }),
             "nav.yaml:1: classes: must be a list, got 'chat'");
   EXPECT_EQ(ErrorOf([&] { root["absent"].Items(); }),
-            "nav.yaml: absent: must be a list, got nothing");
+            "nav.yaml:1: absent: must be a list, got nothing")
+      << "an absent field names the line of the map it is missing from";
 }
 
 TEST(YamlFieldNavigationTest, KeysAreInFileOrder) {

@@ -106,6 +106,41 @@ TEST(GatewayConfigTest, ErrorsNameFileLineFieldAndValue) {
                   "gw.yaml");
             }),
             "gw.yaml:4: pools[0].endpoints[0].max_running: must be in [1, 1000000], got '0'");
+  // What is checked again after the merge is found in the file first, at its line; a message
+  // that names the value does not name it twice; an absent field names its map's line.
+  EXPECT_EQ(ErrorOf([] {
+              LoadGatewayConfigFromString(
+                  "pools:\n  - model: m\n    endpoints:\n      - \"http://h:1\"\n"
+                  "      - \"http://h:1/\"\n",
+                  "gw.yaml");
+            }),
+            "gw.yaml:5: pools[0].endpoints[1]: is listed twice (perhaps spelt another way), got "
+            "'http://h:1/'");
+  EXPECT_NE(ErrorOf([] {
+              LoadGatewayConfigFromString(
+                  "pools: [{model: m, endpoints: [\"http://h:1\"]}, {model: m, endpoints: "
+                  "[\"http://h:2\"]}]\n",
+                  "gw.yaml");
+            }).find("gw.yaml:1: pools[1].model: is listed twice"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] {
+              LoadGatewayConfigFromString("pools: [{model: m, endpoints: []}]\n", "gw.yaml");
+            }).find("pools[0].endpoints: must be a list of at least one"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf([] {
+              LoadGatewayConfigFromString(
+                  "pools:\n  - model: m\n    endpoints:\n      - {kind: vllm}\n", "gw.yaml");
+            }),
+            "gw.yaml:4: pools[0].endpoints[0].url: is required, got nothing");
+  const std::string port = ErrorOf([] {
+    LoadGatewayConfigFromString("pools: [{model: m, endpoints: [\"http://h:99999\"]}]\n",
+                                "gw.yaml");
+  });
+  EXPECT_EQ(port.find("got"), port.rfind("got")) << port;
+  EXPECT_NE(ErrorOf([] {
+              LoadGatewayConfigFromString("scrape: {interval_s: 0.001}\n", "gw.yaml");
+            }).find("gw.yaml:1: scrape.interval_s: must be in [0.01, 3600]"),
+            std::string::npos);
   // 0 is "off" where the docs say so.
   const GatewayConfig off = LoadGatewayConfigFromString(
       "queue: {max_wait_s: 0, standing_max_wait_s: 0}\nrouter: {prediction_quantile: 0}\n",
@@ -183,18 +218,28 @@ TEST(GatewayConfigTest, TheCascadeNamesOtherPoolsAndKeysMayDenyIt) {
             }).find("pools[0].fallbacks"),
             std::string::npos)
       << "a pool discovered from its endpoints has no name to cascade from";
-  for (const auto& [fallbacks, error] : std::vector<std::pair<std::string, std::string>>{
-           {"[big]", "fallback 'big' must be the model of another pool"},
-           {"[tiny]", "fallback 'tiny' must be the model of another pool (none serves it)"},
-           {"[small, small]", "fallback 'small' is listed twice"}}) {
-    const GatewayConfig bad =
-        LoadGatewayConfigFromString("pools:\n  - {model: big, fallbacks: " + fallbacks +
-                                        ", endpoints: [\"http://127.0.0.1:1\"]}\n"
-                                        "  - {model: small, endpoints: [\"http://127.0.0.1:2\"]}\n",
-                                    "gw.yaml");
-    EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(bad, "gw.yaml"); }).find(error),
+  // In the file, at its line; and again once the flags are merged.
+  for (const std::string fallbacks : {"[big]", "[tiny]", "[small, small]"}) {
+    EXPECT_NE(ErrorOf([&] {
+                LoadGatewayConfigFromString(
+                    "pools:\n  - {model: big, fallbacks: " + fallbacks +
+                        ", endpoints: [\"http://127.0.0.1:1\"]}\n"
+                        "  - {model: small, endpoints: [\"http://127.0.0.1:2\"]}\n",
+                    "gw.yaml");
+              }).find("gw.yaml:2: pools[0].fallbacks: must name the models of other pools"),
               std::string::npos)
         << fallbacks;
+  }
+  GatewayConfig merged = c;
+  for (const auto& [fallbacks, error] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"big"}, "fallback 'big' must be the model of another pool"},
+           {{"tiny"}, "fallback 'tiny' must be the model of another pool (none serves it)"},
+           {{"small", "small"}, "fallback 'small' is listed twice"}}) {
+    merged.pools[0].fallbacks = fallbacks;
+    EXPECT_NE(ErrorOf([&] { ValidateGatewayConfig(merged, "flags"); }).find(error),
+              std::string::npos)
+        << error;
   }
 }
 

@@ -85,8 +85,7 @@ TEST_F(CascadeSimTest, TheFallbackAbsorbsTheBurstAndNothingIsShed) {
 // (measured: round-robin in front of predictive engines, 28.57 req/s in the burst, 13.35 by
 // the 1B), and the gateway's predictions in front of engines that admit everything (28.60).
 TEST_F(CascadeSimTest, ItCascadesOnTheEnginesRefusalsAndOnTheGatewaysPredictions) {
-  const RunSummary balancer =
-      Run(AdmissionPolicy::kPredictive, routing::RouterPolicy::kRoundRobin);
+  const RunSummary balancer = Run(AdmissionPolicy::kPredictive, routing::RouterPolicy::kRoundRobin);
   EXPECT_GT(balancer.phases.at(kCascadeBurst).goodput_rps, 0.9 * 30);
   EXPECT_GT(BurstBy(balancer, "llama-3.2-1b"), 10);
   const RunSummary first_stage = Run(AdmissionPolicy::kUnbounded, routing::RouterPolicy::kGateway);
