@@ -1,8 +1,8 @@
 #include "gateway/gateway_config.h"
 
 #include <fmt/format.h>
-#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "config/config_error.h"
@@ -102,6 +102,26 @@ std::string UrlProblem(const std::string& url) {
 /// host:port/path of an endpoint URL, to tell two spellings of one endpoint apart from two.
 std::string Canonical(const std::string& url) { return net::ParseTarget(url).Key(); }
 
+/// The first fallback of `pool` that is not the model of another of `models` (`twice` false) or
+/// is named twice (`twice` true); nullopt when every one is fine.
+struct BadFallback {
+  std::string model;
+  bool twice = false;
+};
+std::optional<BadFallback> FirstBadFallback(const PoolConfig& pool,
+                                            const std::set<std::string>& models) {
+  std::set<std::string> seen;
+  for (const std::string& f : pool.fallbacks) {
+    if (f == pool.model || models.count(f) == 0) {
+      return BadFallback{f, false};
+    }
+    if (!seen.insert(f).second) {
+      return BadFallback{f, true};
+    }
+  }
+  return std::nullopt;
+}
+
 void ReadPools(const Field& pools, GatewayConfig* c) {
   // What ValidateGatewayConfig checks again once flags are merged, here with the file's lines.
   std::set<std::string> models;
@@ -171,13 +191,9 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
   }
   std::size_t i = 0;
   for (const Field& p : pools.Items()) {
-    const PoolConfig& pool = c->pools[i++];
-    for (const std::string& f : pool.fallbacks) {
-      if (f == pool.model || models.count(f) == 0 ||
-          std::count(pool.fallbacks.begin(), pool.fallbacks.end(), f) > 1) {
-        p["fallbacks"].FailSaying(
-            fmt::format("must name the models of other pools, each once; '{}' is not one", f));
-      }
+    if (const auto bad = FirstBadFallback(c->pools[i++], models)) {
+      p["fallbacks"].FailSaying(fmt::format(
+          "must name the models of other pools, each once; '{}' is not one", bad->model));
     }
   }
 }
@@ -308,15 +324,13 @@ void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
     fail("no endpoints: give --endpoint URL (repeatable) or pools in --config");
   }
   for (const PoolConfig& p : c.pools) {
-    std::set<std::string> chain;
-    for (const std::string& f : p.fallbacks) {
-      if (f == p.model || models.count(f) == 0) {
-        fail(fmt::format("pools: model '{}': fallback '{}' must be the model of another pool{}",
-                         p.model, f, f == p.model ? "" : " (none serves it)"));
-      }
-      if (!chain.insert(f).second) {
-        fail(fmt::format("pools: model '{}': fallback '{}' is listed twice", p.model, f));
-      }
+    if (const auto bad = FirstBadFallback(p, models)) {
+      fail(
+          bad->twice
+              ? fmt::format("pools: model '{}': fallback '{}' is listed twice", p.model, bad->model)
+              : fmt::format("pools: model '{}': fallback '{}' must be the model of "
+                            "another pool{}",
+                            p.model, bad->model, bad->model == p.model ? "" : " (none serves it)"));
     }
   }
   // The flags' values get the file's checks.

@@ -69,8 +69,8 @@ class GatewayHandler {
 
  private:
   boost::asio::awaitable<void> Completions(net::HttpConnection& conn, bool chat);
-  struct Exchange;  // a completion request on its way through its cascade (gateway_handler.cc)
-  struct Refusal;   // a pool's refusal, not yet sent (gateway_handler.cc)
+  struct Exchange;  // a completion request on its way through its cascade (exchange.h)
+  struct Refusal;   // a pool's refusal, not yet sent (exchange.h)
   /// Places the request of `x` on `pool` (at once or after a wait in its queue) and relays it,
   /// with retries on the pool's other endpoints. Nullopt when the request ended there (an
   /// answer relayed, an error sent, the client gone); else the pool's refusal, not yet sent.

@@ -2,7 +2,7 @@
 // The gateway in front of the simulator's replicas (SimOptions::gateway): one routing core
 // routing::Pool per model pool, the object the live gateway drives (gateway/endpoint_pool.h),
 // and the ledger of every request it received. Forward runs the live gateway's send-and-retry
-// loop (gateway/gateway_handler.cc) against the replicas' immediate answers, and its model
+// loop (gateway/pool_attempts.cc) against the replicas' immediate answers, and its model
 // cascade (routing/cascade.h): every request asks for the first pool's model, and what that
 // pool refuses for load goes on to its fallbacks in order. Scrapes and probes arrive as the
 // simulator's events. Replicas are numbered across the pools in order. No clock, no I/O.

@@ -44,7 +44,8 @@ class LiveGatewayAnswersTest : public GatewayFixture {
   LiveGatewayAnswersTest()
       : scripted_([this](tcp::socket& s, int) {
           boost::system::error_code ec;
-          const std::string event = R"(data: {"choices":[{"text":" ok"}]})" "\n\n";
+          const std::string event = R"(data: {"choices":[{"text":" ok"}]})"
+                                    "\n\n";
           switch (answer_.load()) {
             case Answer::kNineMegabytes:
               boost::asio::write(s, boost::asio::buffer(Answer200(std::string(9'000'000, 'x'))),
@@ -76,14 +77,14 @@ class LiveGatewayAnswersTest : public GatewayFixture {
         }) {}
   int upstreams() const override { return 0; }
   std::vector<std::string> GatewayArgs() const override {
-    return {"--endpoint", "openai=http://127.0.0.1:" + std::to_string(scripted_.port()),
-            "--model", "scripted"};
+    return {"--endpoint", "openai=http://127.0.0.1:" + std::to_string(scripted_.port()), "--model",
+            "scripted"};
   }
   HttpResponse Ask(bool stream = false) const {
-    return gateway().Post("/v1/completions",
-                          std::string(R"({"prompt":[1,2,3],"max_tokens":1)") +
-                              (stream ? R"(,"stream":true})" : "}"),
-                          {}, 10);
+    return gateway().Post(
+        "/v1/completions",
+        std::string(R"({"prompt":[1,2,3],"max_tokens":1)") + (stream ? R"(,"stream":true})" : "}"),
+        {}, 10);
   }
   double Requests(const std::string& status, const std::string& reason) const {
     return MetricSum(GatewayMetrics(), "spillway_gateway_requests_total",
