@@ -131,11 +131,12 @@ asio::awaitable<std::optional<GatewayHandler::Refusal>> GatewayHandler::OnPool(E
         pool.OnSuccess(i);
         co_await SendError(
             x.conn,
-            server::Error(502,
-                  fmt::format("The endpoint's answer is larger than the {} MiB the gateway relays "
-                              "whole; ask for less (max_tokens, n, logprobs) or stream it.",
-                              kMaxRelayedAnswerBytes >> 20),
-                  "api_error", "upstream_answer_too_large"));
+            server::Error(
+                502,
+                fmt::format("The endpoint's answer is larger than the {} MiB the gateway relays "
+                            "whole; ask for less (max_tokens, n, logprobs) or stream it.",
+                            kMaxRelayedAnswerBytes >> 20),
+                "api_error", "upstream_answer_too_large"));
         finish(metrics_.failed_total, 502, "upstream_answer_too_large", "gateway");
         co_return std::nullopt;
       case End::kClientGone:
