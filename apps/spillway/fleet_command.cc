@@ -6,6 +6,7 @@
 // same scenario runs in virtual time with `spillway sim`; the summary has the same rows.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -119,10 +120,16 @@ std::vector<FleetPool> PoolsOf(const Scenario& sc, std::int32_t replicas) {
   return {FleetPool{"", replicas, "", {}}};
 }
 
-/// The gateway's config file for `pools` (models, fallbacks, the engines' URLs in order):
-/// the model cascade needs the pools named, which flags cannot say.
-std::string PoolsYaml(const std::vector<FleetPool>& pools, const std::vector<std::string>& urls) {
-  std::string yaml = "pools:\n";
+/// The gateway's config file for `pools` (models, fallbacks, clamps, the engines' URLs in
+/// order) and the cascade's `order`: the model cascade needs the pools named, which flags
+/// cannot say.
+std::string PoolsYaml(const std::vector<FleetPool>& pools, const std::vector<std::string>& urls,
+                      const std::vector<std::string>& cascade_order) {
+  std::string yaml;
+  if (!cascade_order.empty()) {
+    yaml += fmt::format("cascade:\n  order: [{}]\n", fmt::join(cascade_order, ", "));
+  }
+  yaml += "pools:\n";
   std::size_t e = 0;
   for (const FleetPool& p : pools) {
     yaml += fmt::format("  - model: \"{}\"\n", p.model);
@@ -132,6 +139,10 @@ std::string PoolsYaml(const std::vector<FleetPool>& pools, const std::vector<std
         yaml += fmt::format("{}\"{}\"", i > 0 ? ", " : "", p.fallbacks[i]);
       }
       yaml += "]\n";
+    }
+    if (p.degrade_max_tokens > 0) {
+      yaml += fmt::format("    degrade_max_tokens: {}\n    degrade_ttft_fraction: {}\n",
+                          p.degrade_max_tokens, p.degrade_ttft_fraction);
     }
     yaml += "    endpoints:\n";
     for (std::int32_t i = 0; i < p.replicas; ++i) {
@@ -213,7 +224,7 @@ int RunFleet(const FleetArgs& a) {
     }
   } else {
     const std::string config = logs + "/gateway.yaml";
-    std::ofstream(config) << PoolsYaml(pools, urls);
+    std::ofstream(config) << PoolsYaml(pools, urls, sc.fleet.cascade_order);
     gateway_args.insert(gateway_args.end(), {"--config", config});
   }
   if (sc.slo.ttft_s.has_value()) {

@@ -202,6 +202,12 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
       gateway.scrape_interval_s = a.scrape_interval_s;
       gateway.queue.max_wait_s = a.queue_max_wait_s;
       gateway.prediction.quantile = a.prediction_quantile;
+      if (!sc.fleet.cascade_order.empty()) {
+        gateway.cascade_order.clear();
+        for (const std::string& step : sc.fleet.cascade_order) {
+          routing::ParseCascadeStep(step, &gateway.cascade_order.emplace_back());  // (checked)
+        }
+      }
       opt.gateway = gateway;
     }
     for (const AdmissionPolicy policy : parsed) {

@@ -132,9 +132,18 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
     }
   };
   for (const Field& p : pools.Items()) {
-    p.RequireKnownKeys({"model", "fallbacks", "endpoints"});
+    p.RequireKnownKeys(
+        {"model", "fallbacks", "degrade_max_tokens", "degrade_ttft_fraction", "endpoints"});
     PoolConfig pool;
     pool.model = p["model"].String("");
+    pool.degrade.max_tokens =
+        IntIn(p["degrade_max_tokens"], pool.degrade.max_tokens, 0, std::int64_t{1} << 24);
+    if (const Field f = p["degrade_ttft_fraction"]; f.present()) {
+      pool.degrade.ttft_fraction = f.AsDouble();
+      if (!(pool.degrade.ttft_fraction > 0 && pool.degrade.ttft_fraction <= 1)) {
+        f.Fail("must be in (0, 1] (a fraction of the TTFT SLO)");
+      }
+    }
     if (const Field f = p["fallbacks"]; f.present()) {
       if (!f.is_sequence()) {
         f.Fail("must be a list of model names");
@@ -204,7 +213,7 @@ GatewayConfig Parse(const Field& root) {
     return c;
   }
   root.RequireKnownKeys({"listen", "router", "scrape", "timeouts", "retries", "queue", "health",
-                         "pools", "api_keys"});
+                         "cascade", "pools", "api_keys"});
   server::LoadApiKeys(root["api_keys"], &c.api_keys, /*gateway=*/true);
   if (const Field s = root["listen"]; s.present()) {
     ReadListen(s, &c);
@@ -251,6 +260,26 @@ GatewayConfig Parse(const Field& root) {
     c.health.eject_base_s = Timeout(s["eject_base_s"], c.health.eject_base_s);
     if (const Field f = s["max_ejected_fraction"]; f.present()) {
       c.health.max_ejected_fraction = config::InRange(f, f.AsDouble(), -1e-12, 1);
+    }
+  }
+  if (const Field s = root["cascade"]; s.present()) {
+    s.RequireKnownKeys({"order"});
+    if (const Field f = s["order"]; f.present()) {
+      if (!f.is_sequence()) {
+        f.Fail("must be a list of steps: primary, clamp, fallback, reject");
+      }
+      c.cascade_order.clear();
+      for (const Field& step : f.Items()) {
+        routing::CascadeStep parsed{};
+        if (!routing::ParseCascadeStep(step.AsString(), &parsed)) {
+          step.Fail("must be one of primary, clamp, fallback, reject");
+        }
+        c.cascade_order.push_back(parsed);
+      }
+      if (const std::string problem = routing::CascadeOrderError(c.cascade_order);
+          !problem.empty()) {
+        f.FailSaying(problem);
+      }
     }
   }
   if (const Field s = root["pools"]; s.present()) {

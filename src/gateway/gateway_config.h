@@ -12,8 +12,10 @@
 //   retries: {max_attempts, budget_ratio, budget_window_s, min_retries}
 //   queue:   {max_wait_s, standing_max_wait_s, max_queued, aging_s}
 //   health:  {probe_interval_s, eject_after_errors, eject_base_s, max_ejected_fraction}
-//   pools:   [{model: NAME, fallbacks: [MODEL, ...], endpoints: [{url: URL, kind: KIND,
-//             max_running, service_rate_rps, prefill_tokens_per_s}]}]
+//   cascade: {order: [primary, clamp, fallback, reject]}
+//   pools:   [{model: NAME, fallbacks: [MODEL, ...], degrade_max_tokens, degrade_ttft_fraction,
+//             endpoints: [{url: URL, kind: KIND, max_running, service_rate_rps,
+//             prefill_tokens_per_s}]}]
 //   api_keys: [{key, tenant, rate_rps, burst, max_priority, cascade}]   (serve's, and cascade)
 
 #include <cstdint>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "config/server_config.h"
+#include "routing/cascade.h"
 #include "routing/endpoint_state.h"
 #include "routing/engine_metrics.h"
 #include "routing/pool.h"
@@ -44,11 +47,14 @@ struct UpstreamConfig {
 
 /// The endpoints that serve one model. An empty model name: discovered at start-up from the
 /// endpoints' GET /v1/models. `fallbacks`: the model cascade (routing/cascade.h), the models
-/// of other pools, in order, that take a request this pool refuses for load.
+/// of other pools, in order, that take a request this pool refuses for load. `degrade`: the
+/// max_tokens clamp above the pool's load threshold (keys degrade_max_tokens, 0 = off, and
+/// degrade_ttft_fraction, 0.5), in the cascade's clamp step.
 struct PoolConfig {
   std::string model;
   std::vector<UpstreamConfig> endpoints;
   std::vector<std::string> fallbacks = {};
+  routing::DegradeConfig degrade = {};
 };
 
 struct GatewayConfig {
@@ -99,6 +105,8 @@ struct GatewayConfig {
   routing::HealthConfig health;
 
   std::vector<PoolConfig> pools;
+  /// The steps a request is offered to in turn (routing/cascade.h): cascade.order.
+  std::vector<routing::CascadeStep> cascade_order = routing::DefaultCascadeOrder();
 
   /// Clients' API keys, as `spillway serve` reads them: with any configured, every completion
   /// request names one (401 otherwise); a key's tenant gets a token bucket of rate_rps and

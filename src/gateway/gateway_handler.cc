@@ -1,6 +1,8 @@
 #include "gateway/gateway_handler.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -55,6 +57,43 @@ std::optional<std::int64_t> IntHeader(const net::Request& r, std::string_view na
 }
 
 using server::Error;
+
+/// The degradation of the pool of `model` in `config` (none for a pool discovered from its
+/// endpoints).
+routing::DegradeConfig DegradeOf(const GatewayConfig& config, std::string_view model) {
+  for (const PoolConfig& p : config.pools) {
+    if (p.model == model) {
+      return p.degrade;
+    }
+  }
+  return {};
+}
+
+/// `body` (a JSON object: the parse accepted it) as a cascade stage sends it, into `out`: with
+/// `model` when not empty, and max_tokens (and a chat request's max_completion_tokens, which
+/// wins over it) set to `clamp` when given. False when `body` is not a JSON object.
+bool StageBody(const std::string& body, std::string_view model, std::optional<std::int32_t> clamp,
+               std::string* out) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(body, ec);
+  if (ec || !v.is_object()) {
+    return false;
+  }
+  boost::json::object& o = v.as_object();
+  if (!model.empty()) {
+    o["model"] = model;
+  }
+  if (clamp.has_value()) {
+    if (o.contains("max_completion_tokens")) {
+      o["max_completion_tokens"] = *clamp;
+    }
+    if (o.contains("max_tokens") || !o.contains("max_completion_tokens")) {
+      o["max_tokens"] = *clamp;
+    }
+  }
+  *out = boost::json::serialize(v);
+  return true;
+}
 
 }  // namespace
 
@@ -304,54 +343,81 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     relay.headers.emplace_back("X-Priority-Class", std::to_string(priority));  // as clamped
   }
 
-  // The model's pool, then its fallbacks in order while each refuses for load.
+  // The model's pool, then its fallbacks in order; the cascade's stages over them.
   std::vector<std::shared_ptr<EndpointPool>> chain = {pool};
-  if (cascade) {
-    for (const PoolConfig& p : config.pools) {
-      if (p.model == model) {
-        for (const std::string& f : p.fallbacks) {
-          if (std::shared_ptr<EndpointPool> fallback = PoolFor(*state, f)) {
-            chain.push_back(std::move(fallback));
-          }
+  std::vector<routing::DegradeConfig> degrade;
+  for (const PoolConfig& p : config.pools) {
+    if (p.model == model) {
+      degrade.push_back(p.degrade);
+      for (const std::string& f : p.fallbacks) {
+        if (std::shared_ptr<EndpointPool> fallback = PoolFor(*state, f)) {
+          chain.push_back(std::move(fallback));
         }
       }
     }
   }
-  std::string cascaded_body;  // the body with a fallback's model
-  for (std::size_t k = 0;; ++k) {
-    EndpointPool& p = *chain[k];
-    relay.reply_headers = {{"X-Spillway-Served-Model", p.model()}};
-    if (k > 0) {
-      relay.reply_headers.emplace_back("X-Degraded", "cascade");
-    }
-    std::optional<Refusal> refused = co_await OnPool(x, p);
-    if (!refused.has_value()) {
-      co_return;
-    }
-    // Sent on to the next pool of the cascade, or refused as the last pool refused it.
+  for (std::size_t k = degrade.size(); k < chain.size(); ++k) {
+    degrade.push_back(DegradeOf(config, chain[k]->model()));
+  }
+  const std::vector<routing::CascadeStage> stages =
+      routing::PlanCascade(config.cascade_order, degrade, cascade);
+  std::string stage_body;  // the body as a stage sends it (another model, max_tokens clamped)
+  std::optional<Refusal> refused;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const routing::CascadeStage& stage = stages[s];
+    EndpointPool& p = *chain[stage.pool];
     const Seconds now = clock_.Now();
-    const std::optional<Seconds> budget = routing::CascadeBudget(x.slo_s, now - x.received_s);
-    bool next = k + 1 < chain.size() && !draining_.load() && budget.has_value() &&
-                routing::CascadesOn(refused->reason);
-    if (next) {
-      boost::system::error_code ec;
-      boost::json::value body = boost::json::parse(request.body(), ec);
-      next = !ec && body.is_object();
-      if (next) {
-        body.as_object()["model"] = chain[k + 1]->model();
-        cascaded_body = boost::json::serialize(body);
-        relay.body = &cascaded_body;
-        x.route.ttft_slo_s = budget;
-        x.route.exclude.clear();
-        chain[k + 1]->OnReceived(now);
-        metrics_.cascaded_total->With({model, chain[k + 1]->model()}).Inc();
+    if (s > 0) {  // what is left of the TTFT budget, after the stages before
+      const std::optional<Seconds> budget = routing::CascadeBudget(x.slo_s, now - x.received_s);
+      if (draining_.load() || !budget.has_value() || !routing::CascadesOn(refused->reason)) {
+        break;
       }
+      x.route.ttft_slo_s = *budget * stage.slo_fraction;
+      if (stage.pool != stages[s - 1].pool) {
+        x.route.exclude.clear();  // (a same pool's endpoints that refused stay excluded)
+      }
+      const bool first_offer = std::none_of(stages.begin(), stages.begin() + s,
+                                            [&](auto& e) { return e.pool == stage.pool; });
+      if (first_offer) {
+        p.OnReceived(now);
+        metrics_.cascaded_total->With({model, p.model()}).Inc();
+      }
+    } else if (stage.slo_fraction < 1) {
+      x.route.ttft_slo_s = x.slo_s * stage.slo_fraction;
     }
-    if (!next) {
-      co_await SendRefusal(x, *refused);
+    x.route.may_wait = stage.may_wait;
+    const std::optional<std::int32_t> clamp =
+        routing::ClampedMaxTokens(req.max_tokens, stage.clamp_max_tokens);
+    relay.reply_headers = {{"X-Spillway-Served-Model", p.model()}};
+    std::vector<std::string> degraded;
+    if (stage.pool != 0) {
+      degraded.emplace_back("cascade");
+    }
+    if (clamp.has_value()) {
+      degraded.push_back(fmt::format("max_tokens={}", *clamp));
+    }
+    if (!degraded.empty()) {
+      relay.reply_headers.emplace_back("X-Degraded", fmt::format("{}", fmt::join(degraded, ", ")));
+    }
+    relay.body = &request.body();
+    if (stage.pool != 0 || clamp.has_value()) {
+      if (!StageBody(request.body(), stage.pool != 0 ? p.model() : std::string_view(), clamp,
+                     &stage_body)) {
+        break;  // (the parse took it, so not reached; and never in stage 0, as asked)
+      }
+      relay.body = &stage_body;
+    }
+    if (clamp.has_value()) {
+      metrics_.max_tokens_clamped_total->With({model}).Inc();
+    }
+    refused = co_await OnPool(x, p);
+    if (!refused.has_value()) {
+      metrics_.cascade_steps_total->With({model, std::string(routing::ToString(stage.step))}).Inc();
       co_return;
     }
   }
+  metrics_.cascade_steps_total->With({model, "reject"}).Inc();
+  co_await SendRefusal(x, *refused);
 }
 
 }  // namespace spillway::gateway

@@ -66,6 +66,16 @@ GatewayMetrics::GatewayMetrics() {
                                "Requests an endpoint answered, by the model asked for and the "
                                "model that served them (another when cascaded).",
                                {"model", "served_model"});
+  cascade_steps_total =
+      &r.AddCounter("spillway_gateway_cascade_steps_total",
+                    "Requests by the step of the cascade that took them (primary, clamp, "
+                    "fallback), or reject when the last step's refusal was sent.",
+                    {"model", "step"});
+  max_tokens_clamped_total =
+      &r.AddCounter("spillway_gateway_max_tokens_clamped_total",
+                    "Requests sent with max_tokens clamped (the cascade's clamp step), by the "
+                    "model asked for.",
+                    {"model"});
   retries_denied_total =
       &r.AddCounter("spillway_gateway_retries_denied_total",
                     "Retries not sent, by why: attempts, no_endpoint, budget.", {"why"});

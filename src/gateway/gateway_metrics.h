@@ -47,6 +47,11 @@ struct GatewayMetrics {
   /// Requests an endpoint answered (relayed, any status), by the model asked for and the model
   /// of the pool that served them: the two differ for a request the cascade sent on.
   metrics::Family<metrics::Counter>* served_total;  ///< {model, served_model}
+  /// The cascade's steps (routing/cascade.h): each request counted once, by the step that took
+  /// it (primary, clamp, fallback) or `reject` when the last step's refusal was sent.
+  metrics::Family<metrics::Counter>* cascade_steps_total;  ///< {model, step}
+  /// Requests sent with max_tokens clamped (the clamp step), by the model asked for.
+  metrics::Family<metrics::Counter>* max_tokens_clamped_total;  ///< {model}
   metrics::Family<metrics::Counter>*
       retries_denied_total;          ///< {why: attempts, no_endpoint, budget}
   metrics::Histogram* ttft_seconds;  ///< send to the first relayed bytes of a 200 stream

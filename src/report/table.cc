@@ -55,6 +55,14 @@ std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
                                : Count(s.retries);
                   }}});
   }
+  // Degraded admissions (max_tokens clamped by the engine's admission or the gateway's
+  // cascade), when any run has them, after "admitted".
+  if (std::any_of(runs.begin(), runs.end(), [](const RunSummary& s) { return s.degraded > 0; })) {
+    const auto admitted =
+        std::find_if(rows.begin(), rows.end(), [](const auto& r) { return r.first == "admitted"; });
+    rows.insert(admitted + 1, {"  with max_tokens clamped",
+                               [](const RunSummary& s) { return Count(s.degraded); }});
+  }
   // The models that served (several only with the gateway's model cascade): each one's good.
   std::set<std::string> models;
   for (const RunSummary& s : runs) {

@@ -11,8 +11,12 @@
 // The live gateway (gateway/gateway_handler.cc) and the simulator (sim/gateway_front.h) ask
 // these same questions. Pure: no clock, no I/O.
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/types.h"
 
@@ -35,5 +39,57 @@ inline constexpr Seconds kMinCascadeBudgetS = 0.05;
 /// spent on the pools before (waiting, refused attempts); nullopt when less than
 /// kMinCascadeBudgetS is left.
 std::optional<Seconds> CascadeBudget(Seconds slo_s, Seconds elapsed_s);
+
+// The order of the cascade (gateway config `cascade.order`): the steps a request is offered to,
+// in turn, until one takes it.
+//   primary   the model's own pool, the request as asked;
+//   clamp     the pools stepped before it that have a clamp (quality degradation, §3.3:
+//             max_tokens 256 -> 64), the request with max_tokens clamped;
+//   fallback  the model's fallback pools in order, the request as asked (with the fallback's
+//             model);
+//   reject    the refusal of the last step tried goes to the client (implied at the end).
+// A pool with a clamp takes a request as asked only while it can start it within its
+// degrade_ttft_fraction of the TTFT budget (the load threshold, as serve's
+// degrade_queue_delay_fraction), when a later clamp step would offer it to that pool again; up
+// to the whole budget in its last step. Default: primary, clamp, fallback, reject.
+enum class CascadeStep : std::uint8_t { kPrimary, kClamp, kFallback, kReject };
+/// "primary", "clamp", "fallback", "reject"; false for anything else.
+bool ParseCascadeStep(std::string_view name, CascadeStep* out);
+std::string_view ToString(CascadeStep step);
+std::vector<CascadeStep> DefaultCascadeOrder();
+/// Empty when `order` is an order: primary first, each step at most once, reject (when given)
+/// last; else what is wrong, as a sentence.
+std::string CascadeOrderError(const std::vector<CascadeStep>& order);
+
+/// A pool's quality degradation: max_tokens clamped to `max_tokens` (0: none) above the load
+/// threshold, a predicted TTFT over `ttft_fraction` of the request's TTFT budget.
+struct DegradeConfig {
+  std::int32_t max_tokens = 0;
+  double ttft_fraction = 0.5;
+  bool operator==(const DegradeConfig&) const = default;
+};
+
+/// One offer of the request to one pool.
+struct CascadeStage {
+  CascadeStep step = CascadeStep::kPrimary;  ///< primary, clamp or fallback
+  std::size_t pool = 0;  ///< index into the chain: 0 the model's own pool, then its fallbacks
+  std::int32_t clamp_max_tokens = 0;  ///< > 0: the request's max_tokens at most this
+  /// The pool takes the request only if it can start it within this fraction of what is left
+  /// of the TTFT budget.
+  double slo_fraction = 1;
+  /// Whether the request may wait in the pool's queue: only in the pool's last stage (a wait
+  /// in an earlier one would hold a request a later stage of the same pool can take now).
+  bool may_wait = true;
+};
+
+/// The stages of a request's cascade: `order` over its `chain` (the degradation of the model's
+/// own pool, then of each fallback in order). Without `cascade` (the key or the request opted
+/// out) the fallback step is skipped. At least the primary stage.
+std::vector<CascadeStage> PlanCascade(const std::vector<CascadeStep>& order,
+                                      const std::vector<DegradeConfig>& chain, bool cascade);
+
+/// The max_tokens a clamped stage sends: `clamp` when the request asked for more or for none
+/// (the engine's default may be anything up to its context), else nullopt (no change).
+std::optional<std::int32_t> ClampedMaxTokens(std::optional<std::int32_t> asked, std::int32_t clamp);
 
 }  // namespace spillway::routing

@@ -79,13 +79,15 @@ Pool::Placement Pool::Admit(Ticket ticket, const RouteRequest& request, Seconds 
   Placement out;
   out.ticket = ticket;
   const Seconds slo_s = request.ttft_slo_s.value_or(router_.config().ttft_slo_s);
-  const bool may_wait = queue_.enabled() && FitsAlone(request, slo_s);
-  const bool behind_others = may_wait && queue_.AnyAsUrgent(request.priority, now);
+  const bool queue_on = queue_.enabled() && FitsAlone(request, slo_s);
+  const bool behind_others = queue_on && queue_.AnyAsUrgent(request.priority, now);
   if (!behind_others) {
     out.pick = Route(request, now);
   }
-  if (behind_others || (may_wait && out.pick.decision.verdict == Verdict::kShed)) {
-    if (const std::optional<Seconds> expires_s = queue_.Push(ticket, request, slo_s, now)) {
+  if (behind_others ||
+      (queue_on && request.may_wait && out.pick.decision.verdict == Verdict::kShed)) {
+    if (const std::optional<Seconds> expires_s =
+            request.may_wait ? queue_.Push(ticket, request, slo_s, now) : std::nullopt) {
       out.kind = Placement::Kind::kQueued;
       out.pick = {};
       out.expires_s = *expires_s;

@@ -101,6 +101,7 @@ class Pool {
   /// router and the wait queue on, queued when no endpoint can meet its TTFT SLO now but one
   /// could on its own (its prefill alone fits) and the queue has room, or when requests as
   /// urgent already wait (arrivals do not overtake them; refused when the queue is full).
+  /// A request that may not wait (RouteRequest::may_wait) is refused where it would queue.
   Placement Admit(Ticket ticket, const RouteRequest& request, Seconds now);
   /// The next waiting request that leaves the queue at `now`: expired, or routed with what is
   /// left of its TTFT budget (forwarded, or refused when no endpoint takes work); nullopt when

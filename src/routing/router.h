@@ -77,6 +77,10 @@ struct RouteRequest {
   std::optional<Seconds> ttft_slo_s = std::nullopt;
   /// Endpoints not to pick: those a retry of this request already tried (indices into the pool).
   std::vector<std::int32_t> exclude = {};
+  /// Whether the request may wait in the pool's queue (routing/pool.h) when no endpoint can
+  /// start it now: false in a cascade stage that a later stage of the same pool follows
+  /// (routing/cascade.h); then it is refused at once, as behind waiting requests as urgent.
+  bool may_wait = true;
 };
 
 struct RouteDecision {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/overload_contract.h"
+#include "core/check.h"
 #include "engine/contract_status.h"
 #include "routing/cascade.h"
 #include "sim/simulator.h"
@@ -39,9 +40,22 @@ GatewayFront::GatewayFront(const SimGateway& config, const std::vector<SimPool>&
   std::uint32_t first = 0;
   for (const SimPool& p : pools) {
     pools_.push_back(
-        Slot{routing::Pool(Endpoints(p.engine.value_or(run), p.replicas, first), settings), first,
-             p.fallbacks});
+        Slot{routing::Pool(Endpoints(p.engine.value_or(run), p.replicas, first), settings), first});
     first += static_cast<std::uint32_t>(p.replicas);
+  }
+  // The cascade of the first pool's model (the one every request asks for), its stages naming
+  // pools by index.
+  if (!pools.empty()) {
+    std::vector<std::size_t> chain = {0};
+    std::vector<routing::DegradeConfig> degrade = {pools.front().degrade};
+    for (const std::int32_t f : pools.front().fallbacks) {
+      chain.push_back(static_cast<std::size_t>(f));
+      degrade.push_back(pools[static_cast<std::size_t>(f)].degrade);
+    }
+    stages_ = routing::PlanCascade(config.cascade_order, degrade, /*cascade=*/true);
+    for (routing::CascadeStage& stage : stages_) {
+      stage.pool = chain[stage.pool];
+    }
   }
 }
 
@@ -62,37 +76,28 @@ std::size_t GatewayFront::waiting() const {
 }
 
 GatewayFront::Outcome GatewayFront::Forward(routing::Ticket ticket, std::int32_t prompt_tokens,
-                                            std::int32_t priority, Seconds now,
-                                            const TryReplica& try_replica) {
+                                            std::int32_t max_tokens, std::int32_t priority,
+                                            Seconds now, const TryReplica& try_replica) {
   ++ledger_.received;
-  routing::Pool& pool = pools_.front().pool;
-  pool.OnReceived(now);
-  const routing::RouteRequest request{prompt_tokens, priority};
-  const routing::Pool::Placement p = pool.Admit(ticket, request, now);
-  if (p.kind == routing::Pool::Placement::Kind::kQueued) {
-    ++ledger_.queued;
-    Outcome out;
-    out.queued = true;
-    out.expires_s = p.expires_s;
-    return out;
-  }
-  return Cascade(ticket, 0, request, Send(0, request, p.pick, now, try_replica), 0, now,
-                 try_replica);
+  return Offer(ticket, 0, Asked{now, max_tokens, routing::RouteRequest{prompt_tokens, priority}},
+               std::nullopt, now, try_replica);
 }
 
 std::optional<GatewayFront::Dispatched> GatewayFront::DispatchNext(
     Seconds now, const std::function<TryReplica(routing::Ticket)>& try_for) {
-  for (std::size_t k = 0; k < pools_.size(); ++k) {
-    const std::optional<routing::Pool::Placement> p = pools_[k].pool.DispatchNext(now);
+  for (Slot& slot : pools_) {
+    const std::optional<routing::Pool::Placement> p = slot.pool.DispatchNext(now);
     if (!p.has_value()) {
       continue;
     }
     --ledger_.queued;
+    const auto w = waiting_.find(p->ticket);
+    SPILLWAY_CHECK(w != waiting_.end());
+    const Waiting at = w->second;
+    waiting_.erase(w);
     Dispatched out;
     out.ticket = p->ticket;
-    const TryReplica try_replica = try_for(p->ticket);
-    out.outcome = Cascade(p->ticket, k, p->request, Send(k, p->request, p->pick, now, try_replica),
-                          p->waited_s, now, try_replica);
+    out.outcome = Offer(p->ticket, at.stage, at.asked, p, now, try_for(p->ticket));
     out.expired = p->kind == routing::Pool::Placement::Kind::kExpired && !out.outcome.forwarded &&
                   !out.outcome.queued && out.outcome.reason == "queue_deadline_exceeded";
     return out;
@@ -103,6 +108,7 @@ std::optional<GatewayFront::Dispatched> GatewayFront::DispatchNext(
 void GatewayFront::EndWaiting(routing::Ticket ticket, Ending ending) {
   for (Slot& s : pools_) {
     if (s.pool.CancelWaiting(ticket)) {
+      waiting_.erase(ticket);
       --ledger_.queued;
       ++(ending == Ending::kCancelled ? ledger_.cancelled : ledger_.failed);
       return;
@@ -110,51 +116,67 @@ void GatewayFront::EndWaiting(routing::Ticket ticket, Ending ending) {
   }
 }
 
-GatewayFront::Outcome GatewayFront::Cascade(routing::Ticket ticket, std::size_t k,
-                                            routing::RouteRequest request, Outcome out,
-                                            Seconds elapsed_s, Seconds now,
-                                            const TryReplica& try_replica) {
-  // The chain of the model asked for: the first pool, then its fallbacks in order.
-  const std::vector<std::int32_t>& fallbacks = pools_.front().fallbacks;
-  std::size_t next = 0;  // the next fallback to try: the one after k in the chain
-  if (k != 0) {
-    const auto it = std::find(fallbacks.begin(), fallbacks.end(), static_cast<std::int32_t>(k));
-    next = static_cast<std::size_t>(it - fallbacks.begin()) + 1;
-  }
-  while (!out.forwarded && !out.queued && next < fallbacks.size() &&
-         routing::CascadesOn(out.reason)) {
-    const std::optional<Seconds> budget =
-        routing::CascadeBudget(request.ttft_slo_s.value_or(ttft_slo_s_), elapsed_s);
-    if (!budget.has_value()) {
+GatewayFront::Outcome GatewayFront::Offer(routing::Ticket ticket, std::size_t s, Asked asked,
+                                          std::optional<routing::Pool::Placement> left, Seconds now,
+                                          const TryReplica& try_replica) {
+  Outcome out;
+  for (; s < stages_.size(); ++s) {
+    const routing::CascadeStage& stage = stages_[s];
+    routing::Pool& pool = pools_[stage.pool].pool;
+    routing::Pool::Pick pick;
+    if (left.has_value()) {  // it left stage s's queue
+      pick = left->pick;
+      asked.route = left->request;
+      left.reset();
+    } else {
+      if (s > 0) {  // what is left of the TTFT budget, after the stages before
+        const std::optional<Seconds> budget =
+            routing::CascadeBudget(ttft_slo_s_, now - asked.received_s);
+        if (!budget.has_value() || !routing::CascadesOn(out.reason)) {
+          break;
+        }
+        asked.route.ttft_slo_s = *budget * stage.slo_fraction;
+        if (stage.pool != stages_[s - 1].pool) {
+          asked.route.exclude.clear();
+        }
+      } else if (stage.slo_fraction < 1) {
+        asked.route.ttft_slo_s = ttft_slo_s_ * stage.slo_fraction;
+      }
+      if (std::none_of(stages_.begin(), stages_.begin() + static_cast<std::ptrdiff_t>(s),
+                       [&](const routing::CascadeStage& e) { return e.pool == stage.pool; })) {
+        pool.OnReceived(now);  // its first offer to this pool
+      }
+      asked.route.may_wait = stage.may_wait;
+      const routing::Pool::Placement p = pool.Admit(ticket, asked.route, now);
+      if (p.kind == routing::Pool::Placement::Kind::kQueued) {
+        ++ledger_.queued;
+        waiting_[ticket] = Waiting{s, asked};
+        out = Outcome{};
+        out.queued = true;
+        out.expires_s = p.expires_s;
+        out.pool = static_cast<std::int32_t>(stage.pool);
+        return out;
+      }
+      pick = p.pick;
+    }
+    const std::int32_t clamp =
+        routing::ClampedMaxTokens(asked.max_tokens, stage.clamp_max_tokens).value_or(0);
+    out = Send(stage.pool, asked.route, pick, clamp, now, try_replica);
+    if (out.forwarded) {
+      out.clamped_max_tokens = clamp;
       break;
     }
-    k = static_cast<std::size_t>(fallbacks[next++]);
-    request.ttft_slo_s = budget;
-    request.exclude.clear();
-    elapsed_s = 0;  // the budget is what is left from now
-    routing::Pool& pool = pools_[k].pool;
-    pool.OnReceived(now);
-    const routing::Pool::Placement p = pool.Admit(ticket, request, now);
-    if (p.kind == routing::Pool::Placement::Kind::kQueued) {
-      ++ledger_.queued;
-      out = Outcome{};
-      out.queued = true;
-      out.expires_s = p.expires_s;
-      out.pool = static_cast<std::int32_t>(k);
-      return out;
-    }
-    out = Send(k, request, p.pick, now, try_replica);
   }
   if (out.forwarded) {
     ++ledger_.in_flight;
-  } else if (!out.queued) {
+  } else {
     ++(out.shed ? ledger_.shed : ledger_.failed);
   }
   return out;
 }
 
 GatewayFront::Outcome GatewayFront::Send(std::size_t k, routing::RouteRequest request,
-                                         routing::Pool::Pick pick, Seconds now,
+                                         routing::Pool::Pick pick, std::int32_t clamp, Seconds now,
                                          const TryReplica& try_replica) {
   routing::Pool& pool = pools_[k].pool;
   const std::uint32_t first = pools_[k].first;
@@ -185,7 +207,7 @@ GatewayFront::Outcome GatewayFront::Send(std::size_t k, routing::RouteRequest re
     }
     ++attempts;
     const auto local = static_cast<std::uint32_t>(d.endpoint);
-    const Answer a = try_replica(first + local);
+    const Answer a = try_replica(first + local, clamp);
     out.replica = first + local;
     if (a.kind == Answer::Kind::kAccepted) {
       out.forwarded = true;

@@ -2,13 +2,15 @@
 // The gateway in front of the simulator's replicas (SimOptions::gateway): one routing core
 // routing::Pool per model pool, the object the live gateway drives (gateway/endpoint_pool.h),
 // and the ledger of every request it received. Forward runs the live gateway's send-and-retry
-// loop (gateway/pool_attempts.cc) against the replicas' immediate answers, and its model
-// cascade (routing/cascade.h): every request asks for the first pool's model, and what that
-// pool refuses for load goes on to its fallbacks in order. Scrapes and probes arrive as the
-// simulator's events. Replicas are numbered across the pools in order. No clock, no I/O.
+// loop (gateway/pool_attempts.cc) against the replicas' immediate answers, and its cascade
+// (routing/cascade.h): every request asks for the first pool's model and is offered to the
+// stages of its cascade in turn (the pool as asked, with max_tokens clamped, the fallbacks).
+// Scrapes and probes arrive as the simulator's events. Replicas are numbered across the pools in
+// order. No clock, no I/O.
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +18,7 @@
 
 #include "engine/engine.h"
 #include "engine/engine_config.h"
+#include "routing/cascade.h"
 #include "routing/pool.h"
 
 namespace spillway {
@@ -38,7 +41,8 @@ class GatewayFront {
     std::string_view reason;
     Seconds retry_after_s = 0;
   };
-  using TryReplica = std::function<Answer(std::uint32_t replica)>;
+  /// Sends the request to `replica`, with max_tokens clamped to `clamp_max_tokens` when > 0.
+  using TryReplica = std::function<Answer(std::uint32_t replica, std::int32_t clamp_max_tokens)>;
 
   /// How the gateway answered a request: sent to `replica` (accepted there), or refused with
   /// `status`, `reason` and `retry_after_s` (its own refusal, or the replica's passed on).
@@ -51,22 +55,24 @@ class GatewayFront {
     std::uint32_t replica = 0;  ///< forwarded: where it runs; refused: the last one tried
     std::int32_t pool = 0;      ///< the pool of `replica` (> 0: sent on by the cascade)
     bool alone = false;         ///< sent with nothing predicted ahead: its TTFT measures prefill
-    Seconds predicted_ttft_s = 0;  ///< forwarded: the gateway's TTFT prediction there
+    Seconds predicted_ttft_s = 0;         ///< forwarded: the gateway's TTFT prediction there
+    std::int32_t clamped_max_tokens = 0;  ///< forwarded: > 0 when sent with max_tokens clamped
     int status = 0;
     std::string_view reason;
     Seconds retry_after_s = 0;
   };
-  /// Routes a request that passed the door at `now`, as the live gateway does: route, send
+  /// Routes a request that passed the door at `now`, asking for `max_tokens`, as the live
+  /// gateway does, through the stages of its cascade: at each, route, send
   /// (`try_replica`), and after a refusal or an unreachable replica retry on another one within
   /// the retry settings and budget (routing::Pool::MayRetry); what is left is refused.
   /// A request the gateway cannot start within its TTFT SLO now may instead wait in its queue
   /// (routing::Pool::Admit): then `queued`, and DispatchNext says later how it left.
-  Outcome Forward(routing::Ticket ticket, std::int32_t prompt_tokens, std::int32_t priority,
-                  Seconds now, const TryReplica& try_replica);
+  Outcome Forward(routing::Ticket ticket, std::int32_t prompt_tokens, std::int32_t max_tokens,
+                  std::int32_t priority, Seconds now, const TryReplica& try_replica);
 
   /// The next waiting request that leaves a pool's queue at `now` (routing::Pool::DispatchNext):
   /// its ticket and outcome, sent with `try_for(ticket)`; an expired one goes on to the next
-  /// pool of the cascade (where it may be `queued` again), else it is refused 429
+  /// stage of the cascade (where it may be `queued` again), else it is refused 429
   /// queue_deadline_exceeded by the gateway. Nullopt when none can leave yet.
   struct Dispatched {
     routing::Ticket ticket = 0;
@@ -107,20 +113,35 @@ class GatewayFront {
   struct Slot {
     routing::Pool pool;
     std::uint32_t first = 0;  ///< its first replica's number
-    std::vector<std::int32_t> fallbacks;
+  };
+  /// What the cascade's stages need of a request: when it arrived, the max_tokens it asked for
+  /// and its routing request.
+  struct Asked {
+    Seconds received_s = 0;
+    std::int32_t max_tokens = 0;
+    routing::RouteRequest route;
+  };
+  /// A request waiting in the queue of its stage `stage`.
+  struct Waiting {
+    std::size_t stage = 0;
+    Asked asked;
   };
   Slot& SlotOf(std::uint32_t replica);
-  /// The send-and-retry loop on pool `k` from a first pick: sends, and after a refusal or an
-  /// unreachable replica routes again within the retry settings. Counts nothing in the ledger.
-  Outcome Send(std::size_t k, routing::RouteRequest request, routing::Pool::Pick pick, Seconds now,
-               const TryReplica& try_replica);
-  /// After pool `k` refused `request` (`out`), having spent `elapsed_s` of its TTFT budget:
-  /// the cascade's next pools, in order, while each refuses for load; then counts the outcome
-  /// in the ledger (a request queued at a fallback is counted when it leaves).
-  Outcome Cascade(routing::Ticket ticket, std::size_t k, routing::RouteRequest request, Outcome out,
-                  Seconds elapsed_s, Seconds now, const TryReplica& try_replica);
+  /// The send-and-retry loop on pool `k` from a first pick: sends (max_tokens clamped to
+  /// `clamp` when > 0), and after a refusal or an unreachable replica routes again within the
+  /// retry settings. Counts nothing in the ledger.
+  Outcome Send(std::size_t k, routing::RouteRequest request, routing::Pool::Pick pick,
+               std::int32_t clamp, Seconds now, const TryReplica& try_replica);
+  /// Offers the request to the cascade's stages from `s` on while each refuses it for load
+  /// (`left`: stage s's queue let it go with this placement); then counts the outcome in the
+  /// ledger (a request that queues is counted when it leaves).
+  Outcome Offer(routing::Ticket ticket, std::size_t s, Asked asked,
+                std::optional<routing::Pool::Placement> left, Seconds now,
+                const TryReplica& try_replica);
 
   std::vector<Slot> pools_;
+  std::vector<routing::CascadeStage> stages_;  ///< pools named by index into pools_
+  std::map<routing::Ticket, Waiting> waiting_;
   Seconds ttft_slo_s_;
   routing::RouteLedger ledger_;
   Seconds scrape_interval_s_;

@@ -11,7 +11,11 @@ std::vector<SimPool> ResolveSimPools(const Scenario& sc, AdmissionPolicy policy,
     if (!p.profile.empty()) {
       settings.profile = p.profile;
     }
-    SimPool pool{p.model, p.replicas, ResolveRunConfig(sc, policy, profile_dir, settings), {}};
+    SimPool pool{p.model,
+                 p.replicas,
+                 ResolveRunConfig(sc, policy, profile_dir, settings),
+                 {},
+                 routing::DegradeConfig{p.degrade_max_tokens, p.degrade_ttft_fraction}};
     for (const std::string& f : p.fallbacks) {
       for (std::size_t k = 0; k < sc.fleet.pools.size(); ++k) {
         if (sc.fleet.pools[k].model == f) {

@@ -100,10 +100,12 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   const auto id = static_cast<std::uint32_t>(attempts_.size());
   std::uint32_t r = 0;
   bool alone = false;
+  bool clamped = false;  // by the gateway's cascade
   Seconds predicted_ttft_s = 0;
   if (gateway_.has_value()) {
-    const GatewayFront::Outcome out = gateway_->Forward(id, a.prompt_tokens, a.priority, now,
-                                                        TryReplicaFor(id, request, now, &d));
+    const GatewayFront::Outcome out =
+        gateway_->Forward(id, a.prompt_tokens, request.max_tokens, a.priority, now,
+                          TryReplicaFor(id, request, now, &d));
     if (out.queued) {  // waits at the gateway; its client's clocks run from now
       attempts_.push_back(Attempt{logical, 0, now});
       attempts_.back().at_gateway = true;
@@ -121,6 +123,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     r = out.replica;
     alone = out.alone;
     predicted_ttft_s = out.predicted_ttft_s;
+    clamped = out.clamped_max_tokens > 0;
   } else {
     const std::optional<std::uint32_t> picked = PickReplica();
     if (!picked.has_value()) {
@@ -139,7 +142,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   attempts_.back().alone = alone;
   attempts_.back().forwarded_s = now;
   attempts_.back().predicted_ttft_s = predicted_ttft_s;
-  recorder_.OnAdmitted(now, now, d.verdict == Verdict::kDegrade, ClassName(a));
+  recorder_.OnAdmitted(now, now, clamped || d.verdict == Verdict::kDegrade, ClassName(a));
   recorder_.ObserveWaiting(replicas_[r]->scheduler().num_waiting());
   ArmTimeouts(id, now);
   StartStep(r, now);
@@ -147,7 +150,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
 
 GatewayFront::TryReplica Sim::TryReplicaFor(std::uint32_t id, const EngineRequest& request,
                                             Seconds now, AdmissionDecision* d) {
-  return [this, id, request, now, d](std::uint32_t to) {
+  return [this, id, request, now, d](std::uint32_t to, std::int32_t clamp_max_tokens) {
     using Answer = GatewayFront::Answer;
     if (faults_.life(to) == ReplicaFaults::Life::kDead) {
       return Answer{Answer::Kind::kUnreachable, 0, {}, 0};
@@ -155,7 +158,11 @@ GatewayFront::TryReplica Sim::TryReplicaFor(std::uint32_t id, const EngineReques
     if (faults_.life(to) == ReplicaFaults::Life::kDraining) {
       return Answer{Answer::Kind::kRefused, 503, "draining", 1};
     }
-    *d = replicas_[to]->Offer(id, request, now);
+    EngineRequest sent = request;
+    if (clamp_max_tokens > 0) {
+      sent.max_tokens = std::min(sent.max_tokens, clamp_max_tokens);
+    }
+    *d = replicas_[to]->Offer(id, sent, now);
     return d->admitted() ? Answer{Answer::Kind::kAccepted, 0, {}, 0}
                          : Answer{Answer::Kind::kRefused, HttpStatus(*d), ToString(d->reason),
                                   d->retry_after_s};
@@ -208,7 +215,9 @@ void Sim::DispatchWaiting(Seconds now) {
     at.alone = next->outcome.alone;
     at.forwarded_s = now;
     at.predicted_ttft_s = next->outcome.predicted_ttft_s;
-    recorder_.OnAdmitted(now, at.sent_s, d.verdict == Verdict::kDegrade, ClassOf(at));
+    recorder_.OnAdmitted(now, at.sent_s,
+                         next->outcome.clamped_max_tokens > 0 || d.verdict == Verdict::kDegrade,
+                         ClassOf(at));
     recorder_.ObserveWaiting(replicas_[at.replica]->scheduler().num_waiting());
     StartStep(at.replica, now);
   }

@@ -26,6 +26,7 @@
 
 #include "engine/engine_config.h"
 #include "report/run_summary.h"
+#include "routing/cascade.h"
 #include "routing/pool.h"
 #include "sim/run_config.h"
 #include "workload/scenario.h"
@@ -53,16 +54,20 @@ struct SimGateway {
   routing::PredictionErrorConfig prediction;  ///< its margin (routing/prediction_errors.h)
   Seconds scrape_interval_s = 0.25;
   Seconds probe_interval_s = 0.5;  ///< /ready probes, as the live gateway's default
+  /// The cascade's steps (routing/cascade.h), as the live gateway's cascade.order.
+  std::vector<routing::CascadeStep> cascade_order = routing::DefaultCascadeOrder();
 };
 
 /// One pool of replicas running one model (workload/fleet.h's FleetPool, resolved): the model
 /// cascade's pools. `engine` nullopt: the run's engine config. `fallbacks`: indices of later
-/// pools that take what this one refuses for load, in order.
+/// pools that take what this one refuses for load, in order; `degrade`: its max_tokens clamp in
+/// the cascade's clamp step.
 struct SimPool {
   std::string model;
   std::int32_t replicas = 1;
   std::optional<EngineConfig> engine;
   std::vector<std::int32_t> fallbacks;
+  routing::DegradeConfig degrade = {};
 };
 
 struct SimOptions {

@@ -51,7 +51,8 @@ FleetFault ParseFault(const config::Field& f, std::int32_t replicas) {
 std::vector<FleetPool> ParsePools(const config::Field& f) {
   std::vector<FleetPool> pools;
   for (const config::Field& p : f.Items()) {
-    p.RequireKnownKeys({"model", "replicas", "profile", "fallbacks"});
+    p.RequireKnownKeys({"model", "replicas", "profile", "fallbacks", "degrade_max_tokens",
+                        "degrade_ttft_fraction"});
     FleetPool pool;
     pool.model = Required(p, "model").AsString();
     for (const FleetPool& before : pools) {
@@ -66,6 +67,14 @@ std::vector<FleetPool> ParsePools(const config::Field& f) {
     if (const config::Field fallbacks = p["fallbacks"]; fallbacks.present()) {
       for (const config::Field& m : fallbacks.Items()) {
         pool.fallbacks.push_back(m.AsString());
+      }
+    }
+    pool.degrade_max_tokens =
+        static_cast<std::int32_t>(OptIntIn(p["degrade_max_tokens"], 0, 1 << 24).value_or(0));
+    if (const config::Field frac = p["degrade_ttft_fraction"]; frac.present()) {
+      pool.degrade_ttft_fraction = frac.AsDouble();
+      if (!(pool.degrade_ttft_fraction > 0 && pool.degrade_ttft_fraction <= 1)) {
+        frac.Fail("must be in (0, 1] (a fraction of the TTFT SLO)");
       }
     }
     pools.push_back(std::move(pool));
@@ -99,7 +108,7 @@ Fleet ParseFleet(const config::Field& f) {
     return fleet;
   }
   f.RequireKnownKeys({"replicas", "router", "scrape_interval_s", "staleness", "stale_after_s",
-                      "queue_max_wait_s", "faults", "pools"});
+                      "queue_max_wait_s", "faults", "pools", "cascade_order"});
   fleet.replicas = static_cast<std::int32_t>(OptIntIn(f["replicas"], 1, 1024).value_or(0));
   if (const config::Field pools = f["pools"]; pools.present()) {
     if (fleet.replicas > 0) {
@@ -112,6 +121,21 @@ Fleet ParseFleet(const config::Field& f) {
   }
   if (f["router"].present()) {
     fleet.router = EnumOf(f["router"], FleetRouterNames());
+  }
+  if (const config::Field order = f["cascade_order"]; order.present()) {
+    if (!order.is_sequence()) {
+      order.Fail("must be a list of steps: primary, clamp, fallback, reject");
+    }
+    for (const config::Field& step : order.Items()) {
+      fleet.cascade_order.push_back(EnumOf(step, {"primary", "clamp", "fallback", "reject"}));
+    }
+    const std::vector<std::string>& o = fleet.cascade_order;
+    for (std::size_t i = 0; i < o.size(); ++i) {
+      if (o.front() != "primary" || std::count(o.begin(), o.end(), o[i]) > 1 ||
+          (o[i] == "reject" && i + 1 != o.size())) {
+        order.Fail("must start with primary, name each step once and end with reject if any");
+      }
+    }
   }
   fleet.scrape_interval_s = OptPositive(f["scrape_interval_s"]);
   if (f["staleness"].present()) {

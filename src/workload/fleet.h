@@ -25,6 +25,10 @@
 //     pools:
 //       - {model: llama-2-7b, replicas: 1, fallbacks: [llama-3.2-1b]}  # the scenario's engine
 //       - {model: llama-3.2-1b, replicas: 1, profile: a100-llama3.2-1b}
+//     cascade_order: [primary, clamp, fallback, reject]  # the gateway's cascade.order
+//
+// A pool's `degrade_max_tokens` (0: off) and `degrade_ttft_fraction` (0.5) are its max_tokens
+// clamp in the cascade's clamp step, as the gateway config's.
 
 #include <cstdint>
 #include <optional>
@@ -55,6 +59,8 @@ struct FleetPool {
   std::int32_t replicas = 1;
   std::string profile;
   std::vector<std::string> fallbacks;
+  std::int32_t degrade_max_tokens = 0;
+  double degrade_ttft_fraction = 0.5;
 };
 
 struct Fleet {
@@ -66,6 +72,8 @@ struct Fleet {
   std::optional<Seconds> queue_max_wait_s;
   std::vector<FleetFault> faults;
   std::vector<FleetPool> pools;  ///< empty: one pool of `replicas` running the scenario's engine
+  /// The cascade's steps by name (routing::ParseCascadeStep's); empty: the default order.
+  std::vector<std::string> cascade_order;
 };
 
 /// The router names a fleet may give (routing::ParseRouterPolicy's, plus the simulator's
@@ -76,7 +84,8 @@ const std::vector<std::string>& FleetRouterNames();
 /// file, line, field and value: unknown keys, an endpoint outside [0, replicas) when replicas
 /// is given, at_s < 0, until_s <= at_s, a windowed fault without until_s, factor outside
 /// [1, 100]; `replicas` beside `pools`, a pool's model empty or twice, a fallback that is not
-/// the model of another pool or named twice.
+/// the model of another pool or named twice; a cascade_order that is not an order (primary
+/// first, each step once, reject last).
 Fleet ParseFleet(const config::Field& f);
 
 }  // namespace spillway

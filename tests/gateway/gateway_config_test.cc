@@ -243,6 +243,44 @@ TEST(GatewayConfigTest, TheCascadeNamesOtherPoolsAndKeysMayDenyIt) {
   }
 }
 
+TEST(GatewayConfigTest, TheCascadeOrderAndAPoolsClampAreReadWithTheirLines) {
+  const GatewayConfig defaults = LoadGatewayConfigFromString("", "gw.yaml");
+  EXPECT_EQ(defaults.cascade_order, routing::DefaultCascadeOrder());
+  const GatewayConfig c = LoadGatewayConfigFromString(
+      "cascade:\n"
+      "  order: [primary, fallback, clamp]\n"
+      "pools:\n"
+      "  - model: big\n"
+      "    degrade_max_tokens: 64\n"
+      "    degrade_ttft_fraction: 0.25\n"
+      "    endpoints: [\"http://127.0.0.1:1\"]\n"
+      "  - {model: small, endpoints: [\"http://127.0.0.1:2\"]}\n",
+      "gw.yaml");
+  EXPECT_EQ(c.cascade_order, (std::vector<routing::CascadeStep>{routing::CascadeStep::kPrimary,
+                                                                routing::CascadeStep::kFallback,
+                                                                routing::CascadeStep::kClamp}));
+  EXPECT_EQ(c.pools[0].degrade, (routing::DegradeConfig{64, 0.25}));
+  EXPECT_EQ(c.pools[1].degrade, routing::DegradeConfig{}) << "no clamp unless given";
+
+  const std::string pool = "pools: [{model: m, endpoints: [\"http://127.0.0.1:1\"], ";
+  EXPECT_EQ(ErrorOf([&] { LoadGatewayConfigFromString(pool + "degrade_max_tokens: -1}]\n", "g"); }),
+            "g:1: pools[0].degrade_max_tokens: must be in [0, 16777216], got '-1'");
+  EXPECT_EQ(
+      ErrorOf([&] { LoadGatewayConfigFromString(pool + "degrade_ttft_fraction: 0}]\n", "g"); }),
+      "g:1: pools[0].degrade_ttft_fraction: must be in (0, 1] (a fraction of the TTFT SLO), "
+      "got '0'");
+  EXPECT_EQ(
+      ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: [primary, cache]\n", "g"); }),
+      "g:2: cascade.order[1]: must be one of primary, clamp, fallback, reject, got 'cache'");
+  EXPECT_EQ(
+      ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: [clamp, primary]\n", "g"); }),
+      "g:2: cascade.order: the order starts with primary (the model's own pool)");
+  EXPECT_EQ(ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: primary\n", "g"); }),
+            "g:2: cascade.order: must be a list of steps: primary, clamp, fallback, reject, got "
+            "'primary'");
+  EXPECT_NE(ErrorOf([] { LoadGatewayConfigFromString("cascade: {steps: [primary]}\n", "g"); }), "");
+}
+
 TEST(GatewayConfigTest, EndpointFlags) {
   EXPECT_EQ(ParseEndpointFlag("http://127.0.0.1:8000").url, "http://127.0.0.1:8000");
   EXPECT_FALSE(ParseEndpointFlag("http://127.0.0.1:8000").kind.has_value());

@@ -25,5 +25,106 @@ TEST(CascadeTest, TheNextPoolGetsWhatIsLeftOfTheTtftBudget) {
   EXPECT_FALSE(CascadeBudget(1.0, 2.0).has_value());
 }
 
+std::vector<CascadeStep> Order(std::initializer_list<const char*> names) {
+  std::vector<CascadeStep> out;
+  for (const char* n : names) {
+    CascadeStep step{};
+    EXPECT_TRUE(ParseCascadeStep(n, &step)) << n;
+    out.push_back(step);
+  }
+  return out;
+}
+
+TEST(CascadeOrderTest, StepsParseAndPrintByTheirNames) {
+  for (const char* n : {"primary", "clamp", "fallback", "reject"}) {
+    CascadeStep step{};
+    ASSERT_TRUE(ParseCascadeStep(n, &step));
+    EXPECT_EQ(ToString(step), n);
+  }
+  CascadeStep step{};
+  EXPECT_FALSE(ParseCascadeStep("cache", &step)) << "no cache step until there is a cache";
+  EXPECT_FALSE(ParseCascadeStep("Primary", &step));
+  EXPECT_EQ(DefaultCascadeOrder(), Order({"primary", "clamp", "fallback", "reject"}));
+}
+
+TEST(CascadeOrderTest, AnOrderStartsWithPrimaryNamesEachStepOnceAndEndsWithReject) {
+  EXPECT_EQ(CascadeOrderError(DefaultCascadeOrder()), "");
+  EXPECT_EQ(CascadeOrderError(Order({"primary"})), "");
+  EXPECT_EQ(CascadeOrderError(Order({"primary", "fallback", "clamp"})), "");
+  EXPECT_NE(CascadeOrderError({}), "");
+  EXPECT_NE(CascadeOrderError(Order({"clamp", "primary"})), "");
+  EXPECT_NE(CascadeOrderError(Order({"primary", "clamp", "clamp"})), "");
+  EXPECT_NE(CascadeOrderError(Order({"primary", "reject", "fallback"})), "");
+}
+
+TEST(CascadePlanTest, WithoutAClampThePoolsTakeUpToTheWholeBudgetAndMayWait) {
+  const std::vector<CascadeStage> stages =
+      PlanCascade(DefaultCascadeOrder(), {DegradeConfig{}, DegradeConfig{}}, /*cascade=*/true);
+  ASSERT_EQ(stages.size(), 2U);
+  EXPECT_EQ(stages[0].step, CascadeStep::kPrimary);
+  EXPECT_EQ(stages[0].pool, 0U);
+  EXPECT_EQ(stages[1].step, CascadeStep::kFallback);
+  EXPECT_EQ(stages[1].pool, 1U);
+  for (const CascadeStage& s : stages) {
+    EXPECT_EQ(s.clamp_max_tokens, 0);
+    EXPECT_EQ(s.slo_fraction, 1);
+    EXPECT_TRUE(s.may_wait);
+  }
+}
+
+TEST(CascadePlanTest, AClampedPoolTakesAsAskedOnlyBelowItsThresholdThenClamped) {
+  const std::vector<CascadeStage> stages = PlanCascade(
+      DefaultCascadeOrder(), {DegradeConfig{64, 0.4}, DegradeConfig{}}, /*cascade=*/true);
+  ASSERT_EQ(stages.size(), 3U);
+  EXPECT_EQ(stages[0].step, CascadeStep::kPrimary);
+  EXPECT_DOUBLE_EQ(stages[0].slo_fraction, 0.4);
+  EXPECT_FALSE(stages[0].may_wait) << "the clamp stage of the same pool follows";
+  EXPECT_EQ(stages[1].step, CascadeStep::kClamp);
+  EXPECT_EQ(stages[1].pool, 0U);
+  EXPECT_EQ(stages[1].clamp_max_tokens, 64);
+  EXPECT_EQ(stages[1].slo_fraction, 1);
+  EXPECT_TRUE(stages[1].may_wait);
+  EXPECT_EQ(stages[2].step, CascadeStep::kFallback);
+  EXPECT_EQ(stages[2].pool, 1U);
+}
+
+TEST(CascadePlanTest, FallbackBeforeClampOffersTheSmallModelAsAskedFirst) {
+  const std::vector<CascadeStage> stages =
+      PlanCascade(Order({"primary", "fallback", "clamp", "reject"}),
+                  {DegradeConfig{64, 0.5}, DegradeConfig{32, 0.5}}, /*cascade=*/true);
+  ASSERT_EQ(stages.size(), 4U);
+  EXPECT_EQ(stages[0].pool, 0U);
+  EXPECT_EQ(stages[1].pool, 1U);
+  EXPECT_EQ(stages[1].step, CascadeStep::kFallback);
+  EXPECT_FALSE(stages[1].may_wait);
+  EXPECT_DOUBLE_EQ(stages[1].slo_fraction, 0.5);
+  EXPECT_EQ(stages[2].pool, 0U);
+  EXPECT_EQ(stages[2].clamp_max_tokens, 64);
+  EXPECT_EQ(stages[3].pool, 1U);
+  EXPECT_EQ(stages[3].clamp_max_tokens, 32);
+  EXPECT_TRUE(stages[3].may_wait);
+}
+
+TEST(CascadePlanTest, OptingOutSkipsTheFallbacksAndAnOrderWithoutAStepSkipsIt) {
+  const std::vector<DegradeConfig> chain = {DegradeConfig{64, 0.5}, DegradeConfig{}};
+  std::vector<CascadeStage> stages = PlanCascade(DefaultCascadeOrder(), chain, /*cascade=*/false);
+  ASSERT_EQ(stages.size(), 2U);
+  EXPECT_EQ(stages[1].step, CascadeStep::kClamp);
+  stages = PlanCascade(Order({"primary", "fallback"}), chain, /*cascade=*/true);
+  ASSERT_EQ(stages.size(), 2U);
+  EXPECT_EQ(stages[0].slo_fraction, 1) << "no clamp step: the primary takes the whole budget";
+  EXPECT_EQ(stages[1].step, CascadeStep::kFallback);
+  stages = PlanCascade(Order({"primary", "reject"}), chain, /*cascade=*/true);
+  ASSERT_EQ(stages.size(), 1U);
+}
+
+TEST(CascadePlanTest, AClampLowersOnlyWhatAsksForMoreOrForNothing) {
+  EXPECT_EQ(ClampedMaxTokens(256, 64), std::optional<std::int32_t>(64));
+  EXPECT_EQ(ClampedMaxTokens(std::nullopt, 64), std::optional<std::int32_t>(64));
+  EXPECT_FALSE(ClampedMaxTokens(64, 64).has_value());
+  EXPECT_FALSE(ClampedMaxTokens(16, 64).has_value());
+  EXPECT_FALSE(ClampedMaxTokens(256, 0).has_value()) << "no clamp";
+}
+
 }  // namespace
 }  // namespace spillway::routing

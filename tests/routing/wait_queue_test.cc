@@ -143,6 +143,25 @@ TEST(PoolWaitTest, PastItsTtlItExpiresWith429QueueDeadlineExceeded) {
   EXPECT_EQ(pool.waiting(), 0u);
 }
 
+TEST(PoolWaitTest, ARequestThatMayNotWaitIsRefusedWhereItWouldQueue) {
+  WaitPool pool = TwoEndpoints(10);  // 1.1 s predicted: over the SLO
+  const WaitPool::Placement p = pool.Admit(1, {.prompt_tokens = 400, .may_wait = false}, 0.0);
+  EXPECT_EQ(p.kind, WaitPool::Placement::Kind::kRouted);
+  EXPECT_EQ(p.pick.decision.verdict, Verdict::kShed);
+  EXPECT_EQ(p.pick.decision.reason, OverloadReason::kQueueDelayExceeded);
+  EXPECT_EQ(pool.waiting(), 0u);
+  // Behind a waiting request as urgent, too: refused, not queued, even with a free slot.
+  ASSERT_EQ(pool.Admit(2, {.prompt_tokens = 400}, 0.0).kind, WaitPool::Placement::Kind::kQueued);
+  pool.OnScrape(1, {.num_waiting = 0, .num_running = 0}, 0.05);
+  const WaitPool::Placement q = pool.Admit(3, {.prompt_tokens = 400, .may_wait = false}, 0.05);
+  EXPECT_EQ(q.pick.decision.verdict, Verdict::kShed);
+  EXPECT_EQ(pool.waiting(), 1u);
+  // Where the pool can start it now, it goes.
+  WaitPool idle = TwoEndpoints(0);
+  EXPECT_TRUE(
+      idle.Admit(4, {.prompt_tokens = 400, .may_wait = false}, 0.0).pick.decision.forwarded());
+}
+
 TEST(PoolWaitTest, ArrivalsDoNotOvertakeThoseWaiting) {
   WaitPool pool = TwoEndpoints(10);
   ASSERT_EQ(pool.Admit(1, {.prompt_tokens = 400}, 0.0).kind, WaitPool::Placement::Kind::kQueued);

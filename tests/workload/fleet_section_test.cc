@@ -87,6 +87,42 @@ TEST(FleetSectionTest, BadPoolsNameTheLineAndField) {
             std::string::npos);
 }
 
+TEST(FleetSectionTest, ReadsAPoolsClampAndTheCascadeOrder) {
+  const Scenario sc = LoadScenarioFromString(WithFleet(R"(fleet:
+  cascade_order: [primary, fallback, clamp, reject]
+  pools:
+    - {model: big, fallbacks: [small], degrade_max_tokens: 32, degrade_ttft_fraction: 0.25}
+    - {model: small}
+)"),
+                                             "test.yaml", ".");
+  EXPECT_EQ(sc.fleet.cascade_order,
+            (std::vector<std::string>{"primary", "fallback", "clamp", "reject"}));
+  EXPECT_EQ(sc.fleet.pools[0].degrade_max_tokens, 32);
+  EXPECT_EQ(sc.fleet.pools[0].degrade_ttft_fraction, 0.25);
+  EXPECT_EQ(sc.fleet.pools[1].degrade_max_tokens, 0) << "no clamp unless given";
+  EXPECT_TRUE(LoadScenarioFromString(WithFleet("fleet:\n  replicas: 1\n"), "t.yaml", ".")
+                  .fleet.cascade_order.empty())
+      << "the default order";
+
+  const std::string pools = "  pools: [{model: a}]\n";
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  cascade_order: [primary, cache]\n" + pools))
+                .find("fleet.cascade_order[1]"),
+            std::string::npos);
+  for (const char* order :
+       {"[clamp, primary]", "[primary, clamp, clamp]", "[primary, reject, clamp]"}) {
+    EXPECT_NE(LoadError(WithFleet(std::string("fleet:\n  cascade_order: ") + order + "\n" + pools))
+                  .find("fleet.cascade_order: must start with primary"),
+              std::string::npos)
+        << order;
+  }
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  pools: [{model: a, degrade_ttft_fraction: 1.5}]\n"))
+                .find("fleet.pools[0].degrade_ttft_fraction: must be in (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  pools: [{model: a, degrade_max_tokens: -1}]\n"))
+                .find("fleet.pools[0].degrade_max_tokens"),
+            std::string::npos);
+}
+
 TEST(FleetSectionTest, AScenarioWithoutAFleetHasAnEmptyOne) {
   const Scenario sc = LoadScenarioFromString(kBase, "test.yaml", ".");
   EXPECT_EQ(sc.fleet.replicas, 0);
