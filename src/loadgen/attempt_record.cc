@@ -45,6 +45,7 @@ std::string RecordJson(const AttemptRecord& r) {
   o["priority_requested"] = optional_int(r.priority_requested);
   o["served_model"] = r.served_model.empty() ? json::value(nullptr) : json::value(r.served_model);
   o["priority_class"] = optional_int(r.priority_class);
+  o["degraded"] = r.degraded;
   return json::serialize(o);
 }
 

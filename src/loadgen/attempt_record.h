@@ -51,6 +51,9 @@ struct AttemptRecord {
   /// The X-Spillway-Served-Model header of the reply: the model that served it (a gateway's
   /// model cascade may send it to another than the one asked for); empty when none.
   std::string served_model;
+  /// An X-Degraded header of the reply named max_tokens: admitted with max_tokens clamped (by
+  /// the engine's admission or a gateway's cascade).
+  bool degraded = false;
 };
 
 /// One JSON object on one line (no newline): request, attempt, scheduled_s, sent_s, status,
@@ -58,7 +61,8 @@ struct AttemptRecord {
 /// (first content event - sent_s; null when none came), e2e_s (finished_s - sent_s, for every
 /// outcome), output_tokens, prompt_tokens, max_tokens, outcome, class (the scenario class; null
 /// for trace records), priority_requested and priority_class (null when no header was sent /
-/// came back), served_model (the X-Spillway-Served-Model header; null when none came).
+/// came back), served_model (the X-Spillway-Served-Model header; null when none came),
+/// degraded (true when an X-Degraded header named max_tokens).
 std::string RecordJson(const AttemptRecord& r);
 
 }  // namespace spillway::loadgen

@@ -35,9 +35,7 @@ std::string Prompt(int n) {
 class LiveGatewayClampTest : public GatewayFixture {
  protected:
   int upstreams() const override { return 1; }
-  std::vector<std::string> UpstreamArgs(int /*index*/) const override {
-    return {"--model", "big"};
-  }
+  std::vector<std::string> UpstreamArgs(int /*index*/) const override { return {"--model", "big"}; }
   bool EndpointsAsFlags() const override { return false; }
   int scraped_upstreams() const override { return 0; }  // (kind openai: never scraped)
   std::vector<std::string> GatewayArgs() const override { return {"--config", ConfigPath()}; }
@@ -72,12 +70,12 @@ class LiveGatewayClampTest : public GatewayFixture {
   std::string ConfigPath() const { return (dir_.path() / "gateway.yaml").string(); }
 
   HttpResponse Complete(int max_tokens, bool stream = false, int prompt = 16) const {
-    return gateway().Post("/v1/completions",
-                          R"({"model":"big","prompt":)" + Prompt(prompt) + R"(,"max_tokens":)" +
-                              std::to_string(max_tokens) +
-                              (stream ? R"(,"stream":true,"stream_options":{"include_usage":true}})"
-                                      : "}"),
-                          {}, 10);
+    return gateway().Post(
+        "/v1/completions",
+        R"({"model":"big","prompt":)" + Prompt(prompt) + R"(,"max_tokens":)" +
+            std::to_string(max_tokens) +
+            (stream ? R"(,"stream":true,"stream_options":{"include_usage":true}})" : "}"),
+        {}, 10);
   }
   static std::int64_t CompletionTokens(const HttpResponse& r) {
     const auto body = server_test::ParseJson(r.body);
@@ -107,11 +105,11 @@ TEST_F(LiveGatewayClampTest, PastTheThresholdMaxTokensIsClampedAndTheAnswerSaysS
   EXPECT_GE(tokens, 1) << r.body;
   EXPECT_LE(tokens, 4) << "the engine got the clamped max_tokens: " << r.body;
 
-  const HttpResponse chat = gateway().Post(
-      "/v1/chat/completions",
-      R"({"model":"big","messages":[{"role":"user","content":"hello"}],)"
-      R"("max_completion_tokens":16})",
-      {}, 10);
+  const HttpResponse chat =
+      gateway().Post("/v1/chat/completions",
+                     R"({"model":"big","messages":[{"role":"user","content":"hello"}],)"
+                     R"("max_completion_tokens":16})",
+                     {}, 10);
   ASSERT_EQ(chat.status, 200) << chat.body;
   EXPECT_EQ(chat.Header("X-Degraded").value_or(""), "max_tokens=4");
   EXPECT_LE(CompletionTokens(chat), 4) << chat.body;
@@ -123,9 +121,9 @@ TEST_F(LiveGatewayClampTest, PastTheThresholdMaxTokensIsClampedAndTheAnswerSaysS
   EXPECT_NE(s.body.find(R"("completion_tokens":4)"), std::string::npos) << s.body;
 
   EXPECT_TRUE(StepsReach("clamp", 3)) << GatewayMetrics();
-  EXPECT_EQ(MetricSum(GatewayMetrics(), "spillway_gateway_max_tokens_clamped_total",
-                      {{"model", "big"}}),
-            3);
+  EXPECT_EQ(
+      MetricSum(GatewayMetrics(), "spillway_gateway_max_tokens_clamped_total", {{"model", "big"}}),
+      3);
 }
 
 TEST_F(LiveGatewayClampTest, ARequestAskingForNoMoreThanTheClampIsSentAsAsked) {

@@ -230,6 +230,18 @@ TEST_F(BenchRecorderTest, AttemptsCountUnderTheirScenarioClass) {
   EXPECT_EQ(s.offered, 5);
 }
 
+TEST_F(BenchRecorderTest, AnswersMarkedWithAClampCountAsDegraded) {
+  using O = AttemptOutcome;
+  AttemptRecord clamped = Attempt(O::kCompleted, 0.0, 0.01, 0.2, 1.2, 11);
+  clamped.degraded = true;  // X-Degraded: max_tokens=N (serve's, or a gateway's cascade)
+  Feed(clamped);
+  Feed(Attempt(O::kCompleted, 0.5, 0.51, 0.7, 1.7, 11));
+  const RunSummary s = recorder_.Finish(10, 4.5);
+  EXPECT_EQ(s.admitted, 2);
+  EXPECT_EQ(s.degraded, 1);
+  EXPECT_TRUE(boost::json::parse(RecordJson(clamped)).at("degraded").as_bool());
+}
+
 TEST(QueueSpanTest, FromTheHeadToTheFirstTokenOrTheEndForAdmittedAttemptsOnly) {
   using O = AttemptOutcome;
   const std::optional<QueueSpan> served = QueueSpanOf(Attempt(O::kCompleted, 1, 1.01, 1.6, 3, 9));
