@@ -111,7 +111,8 @@ void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out, 
   }
   for (const config::Field& k : keys.Items()) {
     if (gateway) {
-      k.RequireKnownKeys({"key", "tenant", "rate_rps", "burst", "max_priority", "cascade"});
+      k.RequireKnownKeys(
+          {"key", "tenant", "rate_rps", "burst", "max_priority", "cascade", "cache"});
     } else {
       k.RequireKnownKeys({"key", "tenant", "rate_rps", "burst", "max_priority"});
     }
@@ -137,6 +138,15 @@ void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out, 
         c.Fail("must be allow or deny");
       }
       a.cascade = v == "allow";
+    }
+    if (const config::Field c = k["cache"]; c.present()) {
+      const std::string v = c.AsString();
+      if (v != "deterministic" && v != "any" && v != "off") {
+        c.Fail("must be deterministic, any or off");
+      }
+      a.cache = v == "any"   ? ApiKey::Cache::kAny
+                : v == "off" ? ApiKey::Cache::kOff
+                             : ApiKey::Cache::kDeterministic;
     }
     out->emplace(key, a);
   }

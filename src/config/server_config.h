@@ -26,6 +26,10 @@ struct ApiKey {
   /// The gateway only: whether this key's requests may be served by a fallback model of the
   /// cascade (key `cascade`: allow, the default, or deny).
   bool cascade = true;
+  /// The gateway only: which of this key's requests its exact-result cache may answer (key
+  /// `cache`): deterministic ones (temperature 0 or a seed; the default), any, or none (off).
+  enum class Cache : std::uint8_t { kDeterministic, kAny, kOff };
+  Cache cache = Cache::kDeterministic;
 
   bool operator==(const ApiKey&) const = default;
 };
@@ -66,8 +70,9 @@ struct ServerConfig {
 
 /// Reads an `api_keys` list ([{key, tenant, rate_rps, burst, max_priority}], absent: none)
 /// into `out`, as serve's config and the gateway's read it; the `gateway`'s keys may also say
-/// `cascade: allow | deny`. Throws config::ConfigError naming the file, line and field (a key
-/// empty or listed twice, a negative rate, a burst below 1, a key not known here).
+/// `cascade: allow | deny` and `cache: deterministic | any | off`. Throws config::ConfigError
+/// naming the file, line and field (a key empty or listed twice, a negative rate, a burst below 1,
+/// a key not known here).
 void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out,
                  bool gateway = false);
 

@@ -23,6 +23,9 @@ struct GatewayHandler::Exchange {
   Seconds received_s = 0;
   Seconds slo_s = 0;  ///< the request's TTFT SLO
   RelayRequest relay;
+  /// Set by OnPool: the endpoint's answer was a complete 200 it did not degrade (one the
+  /// exact-result cache may keep).
+  bool storable = false;
 
   /// Ends the request in exactly one ledger bucket, and counts the reply.
   void Finish(GatewayMetrics& m, metrics::Counter* bucket, unsigned status, std::string_view reason,

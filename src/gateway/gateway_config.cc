@@ -213,7 +213,7 @@ GatewayConfig Parse(const Field& root) {
     return c;
   }
   root.RequireKnownKeys({"listen", "router", "scrape", "timeouts", "retries", "queue", "health",
-                         "cascade", "pools", "api_keys"});
+                         "cascade", "cache", "pools", "api_keys"});
   server::LoadApiKeys(root["api_keys"], &c.api_keys, /*gateway=*/true);
   if (const Field s = root["listen"]; s.present()) {
     ReadListen(s, &c);
@@ -266,13 +266,13 @@ GatewayConfig Parse(const Field& root) {
     s.RequireKnownKeys({"order"});
     if (const Field f = s["order"]; f.present()) {
       if (!f.is_sequence()) {
-        f.Fail("must be a list of steps: primary, clamp, fallback, reject");
+        f.Fail("must be a list of steps: cache, primary, clamp, fallback, reject");
       }
       c.cascade_order.clear();
       for (const Field& step : f.Items()) {
         routing::CascadeStep parsed{};
         if (!routing::ParseCascadeStep(step.AsString(), &parsed)) {
-          step.Fail("must be one of primary, clamp, fallback, reject");
+          step.Fail("must be one of cache, primary, clamp, fallback, reject");
         }
         c.cascade_order.push_back(parsed);
       }
@@ -281,6 +281,22 @@ GatewayConfig Parse(const Field& root) {
         f.FailSaying(problem);
       }
     }
+  }
+  if (const Field s = root["cache"]; s.present()) {
+    s.RequireKnownKeys({"max_entries", "max_bytes", "ttl_s", "max_entry_bytes"});
+    const auto count = [](const Field& f, std::int64_t fallback, std::int64_t hi) {
+      const std::int64_t v = f.Int(fallback);
+      if (v < 0 || v > hi) {
+        f.Fail(fmt::format("must be in [0, {}]", hi));
+      }
+      return v;
+    };
+    ResultCacheConfig& cache = c.cache;
+    cache.max_entries = count(s["max_entries"], cache.max_entries, std::int64_t{1} << 32);
+    cache.max_bytes = count(s["max_bytes"], cache.max_bytes, std::int64_t{1} << 40);
+    cache.max_entry_bytes =
+        count(s["max_entry_bytes"], cache.max_entry_bytes, std::int64_t{1} << 40);
+    cache.ttl_s = SecondsIn(s["ttl_s"], cache.ttl_s, 0.001, 1e7);
   }
   if (const Field s = root["pools"]; s.present()) {
     if (!s.is_sequence()) {

@@ -12,11 +12,13 @@
 //   retries: {max_attempts, budget_ratio, budget_window_s, min_retries}
 //   queue:   {max_wait_s, standing_max_wait_s, max_queued, aging_s}
 //   health:  {probe_interval_s, eject_after_errors, eject_base_s, max_ejected_fraction}
-//   cascade: {order: [primary, clamp, fallback, reject]}
+//   cascade: {order: [cache, primary, clamp, fallback, reject]}
+//   cache:   {max_entries, max_bytes, ttl_s, max_entry_bytes}
 //   pools:   [{model: NAME, fallbacks: [MODEL, ...], degrade_max_tokens, degrade_ttft_fraction,
 //             endpoints: [{url: URL, kind: KIND, max_running, service_rate_rps,
 //             prefill_tokens_per_s}]}]
-//   api_keys: [{key, tenant, rate_rps, burst, max_priority, cascade}]   (serve's, and cascade)
+//   api_keys: [{key, tenant, rate_rps, burst, max_priority, cascade, cache}] (serve's, and
+//             cascade and cache)
 
 #include <cstdint>
 #include <optional>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "config/server_config.h"
+#include "gateway/result_cache.h"
 #include "routing/cascade.h"
 #include "routing/endpoint_state.h"
 #include "routing/engine_metrics.h"
@@ -107,6 +110,8 @@ struct GatewayConfig {
   std::vector<PoolConfig> pools;
   /// The steps a request is offered to in turn (routing/cascade.h): cascade.order.
   std::vector<routing::CascadeStep> cascade_order = routing::DefaultCascadeOrder();
+  /// The exact-result cache (gateway/result_cache.h): off unless cache.max_entries > 0.
+  ResultCacheConfig cache;
 
   /// Clients' API keys, as `spillway serve` reads them: with any configured, every completion
   /// request names one (401 otherwise); a key's tenant gets a token bucket of rate_rps and

@@ -101,12 +101,24 @@ GatewayHandler::GatewayHandler(const LiveState& state, GatewayMetrics& metrics,
                                const net::SteadyClock& clock, const std::atomic<bool>& draining)
     : state_(state), metrics_(metrics), clock_(clock), draining_(draining) {
   door_.emplace(server::TenantDoorConfig(state.Get()->config->api_keys), clock.Now());
+  if (const ResultCacheConfig& c = state.Get()->config->cache; c.enabled()) {
+    cache_ = std::make_shared<ResultCache>(c);
+  }
+}
+
+std::shared_ptr<ResultCache> GatewayHandler::Cache() {
+  const std::lock_guard lock(door_mu_);
+  return cache_;
 }
 
 void GatewayHandler::OnReload(const GatewayConfig& before, const GatewayConfig& after) {
   if (before.api_keys != after.api_keys) {
     const std::lock_guard lock(door_mu_);
     door_.emplace(server::TenantDoorConfig(after.api_keys), clock_.Now());
+  }
+  if (before.cache != after.cache) {
+    const std::lock_guard lock(door_mu_);
+    cache_ = after.cache.enabled() ? std::make_shared<ResultCache>(after.cache) : nullptr;
   }
 }
 
@@ -129,6 +141,27 @@ asio::awaitable<void> GatewayHandler::SendError(net::HttpConnection& conn,
   std::string body = api::ErrorJson(error);
   co_await conn.Reply(static_cast<unsigned>(error.http_status), "application/json", std::move(body),
                       headers);
+}
+
+void GatewayHandler::CacheGauges(const ResultCache& cache) {
+  const ResultCache::Stats st = cache.stats();
+  metrics_.cache_entries->Set(static_cast<double>(st.entries));
+  metrics_.cache_bytes->Set(static_cast<double>(st.bytes));
+}
+
+asio::awaitable<void> GatewayHandler::SendCached(Exchange& x, CachedAnswer answer) {
+  metrics_.cache_lookups_total->With({x.model, "hit"}).Inc();
+  metrics_.cascade_steps_total->With({x.model, "cache"}).Inc();
+  x.Finish(metrics_, metrics_.completed_total, 200, "ok", "cache");
+  const net::Headers headers = {{"X-Cache", "hit"}, {"X-Spillway-Served-Model", x.model}};
+  if (!answer.streamed) {
+    co_await x.conn.Reply(200, answer.content_type, std::move(answer.body), headers);
+    co_return;
+  }
+  // The recorded stream, replayed at once.
+  if (co_await x.conn.StartStream(headers) && co_await x.conn.WriteChunk(answer.body)) {
+    co_await x.conn.EndStream();
+  }
 }
 
 asio::awaitable<void> GatewayHandler::operator()(net::HttpConnection& conn) {
@@ -320,6 +353,29 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     cascade = cascade && beast::iequals(v, "on");
   }
 
+  // The exact-result cache: whether the cache step may answer this request (the key's rule,
+  // deterministic unless it says any, and the client's Cache-Control) and keep its answer.
+  std::shared_ptr<ResultCache> cache;
+  std::optional<std::string> cache_key;
+  bool cache_read = false;
+  if (std::find(config.cascade_order.begin(), config.cascade_order.end(),
+                routing::CascadeStep::kCache) != config.cascade_order.end() &&
+      key->cache != server::ApiKey::Cache::kOff &&
+      (key->cache == server::ApiKey::Cache::kAny || req.temperature == 0 || req.seed.has_value())) {
+    cache = Cache();
+    const auto cc = request[http::field::cache_control];
+    const std::string_view control(cc.data(), cc.size());
+    const bool no_store = control.find("no-store") != std::string_view::npos;
+    if (cache != nullptr && !no_store) {
+      cache_key = ResultCacheKey(key->tenant, model, request.body());
+      cache_read = control.find("no-cache") == std::string_view::npos;
+    }
+  }
+  RelayCapture capture;
+  if (cache_key.has_value()) {
+    capture.limit = static_cast<std::size_t>(cache->config().max_entry_bytes);
+  }
+
   Exchange x{conn, config, model, std::move(route), clock_.Now(), 0, {}};
   x.slo_s = x.route.ttft_slo_s.value_or(config.router.ttft_slo_s);
   pool->OnReceived(x.received_s);
@@ -363,21 +419,36 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
       routing::PlanCascade(config.cascade_order, degrade, cascade);
   std::string stage_body;  // the body as a stage sends it (another model, max_tokens clamped)
   std::optional<Refusal> refused;
+  bool looked_up = false;                // the cache step missed: the answer says X-Cache: miss
+  std::optional<std::size_t> last_pool;  // the pool of the last stage tried
   for (std::size_t s = 0; s < stages.size(); ++s) {
     const routing::CascadeStage& stage = stages[s];
+    if (stage.step == routing::CascadeStep::kCache) {
+      if (cache_read && !looked_up) {
+        if (std::optional<CachedAnswer> hit = cache->Find(*cache_key, clock_.Now())) {
+          co_await SendCached(x, std::move(*hit));
+          co_return;
+        }
+        metrics_.cache_lookups_total->With({model, "miss"}).Inc();
+        CacheGauges(*cache);  // (an expired entry found was dropped)
+        looked_up = true;
+      }
+      continue;
+    }
     EndpointPool& p = *chain[stage.pool];
     const Seconds now = clock_.Now();
-    if (s > 0) {  // what is left of the TTFT budget, after the stages before
+    if (refused.has_value()) {  // what is left of the TTFT budget, after the stages before
       const std::optional<Seconds> budget = routing::CascadeBudget(x.slo_s, now - x.received_s);
       if (draining_.load() || !budget.has_value() || !routing::CascadesOn(refused->reason)) {
         break;
       }
       x.route.ttft_slo_s = *budget * stage.slo_fraction;
-      if (stage.pool != stages[s - 1].pool) {
+      if (stage.pool != last_pool) {
         x.route.exclude.clear();  // (a same pool's endpoints that refused stay excluded)
       }
-      const bool first_offer = std::none_of(stages.begin(), stages.begin() + s,
-                                            [&](auto& e) { return e.pool == stage.pool; });
+      const bool first_offer = std::none_of(stages.begin(), stages.begin() + s, [&](auto& e) {
+        return e.step != routing::CascadeStep::kCache && e.pool == stage.pool;
+      });
       if (first_offer) {
         p.OnReceived(now);
         metrics_.cascaded_total->With({model, p.model()}).Inc();
@@ -385,6 +456,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     } else if (stage.slo_fraction < 1) {
       x.route.ttft_slo_s = x.slo_s * stage.slo_fraction;
     }
+    last_pool = stage.pool;
     x.route.may_wait = stage.may_wait;
     const std::optional<std::int32_t> clamp =
         routing::ClampedMaxTokens(req.max_tokens, stage.clamp_max_tokens);
@@ -410,9 +482,24 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     if (clamp.has_value()) {
       metrics_.max_tokens_clamped_total->With({model}).Inc();
     }
+    if (looked_up) {
+      relay.reply_headers.emplace_back("X-Cache", "miss");
+    }
+    // Only the model asked for, as asked, is kept: a degraded answer is not the request's.
+    const bool keep = cache_key.has_value() && stage.step == routing::CascadeStep::kPrimary;
+    relay.capture = keep ? &capture : nullptr;
     refused = co_await OnPool(x, p);
     if (!refused.has_value()) {
       metrics_.cascade_steps_total->With({model, std::string(routing::ToString(stage.step))}).Inc();
+      if (keep && x.storable && capture.complete) {
+        const std::int64_t evicted =
+            cache->Store(*cache_key, std::move(capture.answer), clock_.Now());
+        if (evicted > 0) {
+          metrics_.cache_evictions_total->Inc(static_cast<double>(evicted));
+        }
+        metrics_.cache_stores_total->With({model, evicted >= 0 ? "stored" : "too_large"}).Inc();
+        CacheGauges(*cache);
+      }
       co_return;
     }
   }

@@ -77,6 +77,10 @@ class GatewayHandler {
   boost::asio::awaitable<std::optional<Refusal>> OnPool(Exchange& x, EndpointPool& pool);
   /// Sends refusal `r` of the last pool tried and ends the request.
   boost::asio::awaitable<void> SendRefusal(Exchange& x, const Refusal& r);
+  /// Sends `answer` from the exact-result cache (X-Cache: hit) and ends the request.
+  boost::asio::awaitable<void> SendCached(Exchange& x, CachedAnswer answer);
+  /// The cache's entries and bytes gauges, as `cache` holds them now.
+  void CacheGauges(const ResultCache& cache);
   /// Waits in `pool`'s queue until `ticket` leaves it (routed or expired) or its client
   /// leaves (nullopt; an attempt routed meanwhile is ended at its endpoint).
   boost::asio::awaitable<std::optional<routing::Pool::Placement>> WaitInQueue(
@@ -101,6 +105,10 @@ class GatewayHandler {
   std::mutex door_mu_;
   /// The tenants' token buckets (admission's, as the simulator's door), under door_mu_.
   std::optional<AdmissionController> door_;
+  /// The exact-result cache (null: off), under door_mu_ (a reload that changes its config
+  /// starts an empty one).
+  std::shared_ptr<ResultCache> cache_;
+  std::shared_ptr<ResultCache> Cache();
   RelayRegistry relays_;
   std::atomic<routing::Ticket> next_ticket_{1};
 };

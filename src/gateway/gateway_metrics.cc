@@ -76,6 +76,22 @@ GatewayMetrics::GatewayMetrics() {
                     "Requests sent with max_tokens clamped (the cascade's clamp step), by the "
                     "model asked for.",
                     {"model"});
+  cache_lookups_total = &r.AddCounter("spillway_gateway_cache_lookups_total",
+                                      "Lookups in the exact-result cache, by result (hit, miss).",
+                                      {"model", "result"});
+  cache_stores_total =
+      &r.AddCounter("spillway_gateway_cache_stores_total",
+                    "Answers offered to the exact-result cache, by result (stored, too_large).",
+                    {"model", "result"});
+  cache_evictions_total = &r.AddCounter("spillway_gateway_cache_evictions_total",
+                                        "Entries evicted from the exact-result cache to make "
+                                        "room (least recently used first).")
+                               .Get();
+  cache_entries =
+      &r.AddGauge("spillway_gateway_cache_entries", "Entries in the exact-result cache.").Get();
+  cache_bytes = &r.AddGauge("spillway_gateway_cache_bytes",
+                            "Bytes of the exact-result cache's keys and answers.")
+                     .Get();
   retries_denied_total =
       &r.AddCounter("spillway_gateway_retries_denied_total",
                     "Retries not sent, by why: attempts, no_endpoint, budget.", {"why"});

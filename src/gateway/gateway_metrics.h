@@ -52,6 +52,13 @@ struct GatewayMetrics {
   metrics::Family<metrics::Counter>* cascade_steps_total;  ///< {model, step}
   /// Requests sent with max_tokens clamped (the clamp step), by the model asked for.
   metrics::Family<metrics::Counter>* max_tokens_clamped_total;  ///< {model}
+  /// The exact-result cache (gateway/result_cache.h): lookups by result (hit, miss), answers
+  /// stored (stored, too_large), entries evicted to make room, and its size now.
+  metrics::Family<metrics::Counter>* cache_lookups_total;  ///< {model, result}
+  metrics::Family<metrics::Counter>* cache_stores_total;   ///< {model, result}
+  metrics::Counter* cache_evictions_total;
+  metrics::Gauge* cache_entries;
+  metrics::Gauge* cache_bytes;
   metrics::Family<metrics::Counter>*
       retries_denied_total;          ///< {why: attempts, no_endpoint, budget}
   metrics::Histogram* ttft_seconds;  ///< send to the first relayed bytes of a 200 stream

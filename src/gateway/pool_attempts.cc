@@ -108,6 +108,7 @@ asio::awaitable<std::optional<GatewayHandler::Refusal>> GatewayHandler::OnPool(E
           finish(metrics_.failed_total, 200, r.stream_error, "endpoint");
         } else if (r.status == 200) {
           metrics_.e2e_seconds->Observe(now - x.received_s);
+          x.storable = !r.degraded;
           finish(metrics_.completed_total, 200, "ok", "endpoint");
         } else {
           finish(metrics_.failed_total, r.status, "relayed", "endpoint");

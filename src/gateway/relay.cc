@@ -317,6 +317,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
   http::response_parser<http::string_body>& parser = *fresh;
   const auto& head = parser.get();
   out.status = head.result_int();
+  out.degraded = head.find("X-Degraded") != head.end();
   const bool sse = head[http::field::content_type].starts_with("text/event-stream");
   if (out.status != 200 || !sse) {
     beast::error_code body_ec;
@@ -342,6 +343,10 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     // Before the client's write: the next request may use the connection at once.
     KeepIdleIfClean(up, socket, parser, buffer, watch);
     std::string body = std::move(parser.get().body());
+    if (RelayCapture* cap = request.capture; cap != nullptr && out.status == 200) {
+      cap->complete = body.size() <= cap->limit;
+      cap->answer = {content_type, cap->complete ? body : std::string(), false};
+    }
     co_await conn.Reply(out.status, content_type, std::move(body), headers);
     out.end = watch.client_gone() ? AttemptResult::End::kClientGone : AttemptResult::End::kRelayed;
     co_return out;
@@ -361,6 +366,11 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     out.end = cut();
     co_return out;
   }
+  RelayCapture* cap = request.capture;
+  if (cap != nullptr) {
+    cap->answer = {"text/event-stream", {}, true};
+    cap->complete = true;
+  }
   bool first = true;
   StreamScan errors;
   // A close-delimited stream (neither chunked nor with a length) ends when the connection
@@ -378,6 +388,14 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       if (errors.Feed(bytes)) {
         out.stream_error = errors.code();
       }
+      if (cap != nullptr && cap->complete) {
+        cap->complete = cap->answer.body.size() + bytes.size() <= cap->limit;
+        if (cap->complete) {
+          cap->answer.body += bytes;
+        } else {
+          cap->answer.body.clear();
+        }
+      }
       if (!co_await conn.WriteChunk(bytes)) {
         out.end = cut();
         co_return out;  // closing `socket` tells the upstream
@@ -391,6 +409,9 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
   // A reset, EOF before the last chunk (partial_message), a close-delimited stream closed
   // before it said it was over, the deadline or the drain: the stream ends with an error event.
   if (ec && !(parser.is_done() && errors.ended())) {
+    if (cap != nullptr) {
+      cap->complete = false;
+    }
     ended(AttemptResult::End::kBroken, ec);
     if (out.end == AttemptResult::End::kClientGone) {
       co_return out;

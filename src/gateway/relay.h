@@ -22,6 +22,7 @@
 
 #include "gateway/endpoint_pool.h"
 #include "gateway/relay_registry.h"
+#include "gateway/result_cache.h"
 #include "net/clock.h"
 #include "net/http_connection.h"
 
@@ -30,6 +31,13 @@ namespace spillway::gateway {
 /// The largest answer the gateway reads whole before relaying it (a non-streaming completion,
 /// an error body): 64 MiB. An SSE stream is relayed as it comes, without a limit.
 inline constexpr std::uint64_t kMaxRelayedAnswerBytes = std::uint64_t{64} << 20;
+
+/// A 200 answer as relayed to the client, kept for the exact-result cache.
+struct RelayCapture {
+  std::size_t limit = 0;  ///< a longer answer is not kept (complete stays false)
+  CachedAnswer answer;
+  bool complete = false;  ///< the whole answer is in `answer` (a stream: to its end)
+};
 
 /// What the client asked, as the gateway forwards it.
 struct RelayRequest {
@@ -43,6 +51,8 @@ struct RelayRequest {
   Seconds connect_timeout_s = 0.5;
   /// Where the attempt registers: required, it keeps the deadline.
   RelayRegistry* registry = nullptr;
+  /// Where to keep the 200 answer as relayed (each attempt starts it afresh); null: nowhere.
+  RelayCapture* capture = nullptr;
 };
 
 struct AttemptResult {
@@ -71,6 +81,8 @@ struct AttemptResult {
   /// A relayed stream that ended with an SSE error event (e.g. a drop at the queue head after
   /// a 200 head): its error code ("stream_error" when it names none); empty otherwise.
   std::string stream_error;
+  /// The endpoint's answer said X-Degraded (its own max_tokens clamp, say).
+  bool degraded = false;
 };
 
 /// Called once with the time from send to the first bytes of a 200 stream (its TTFT at the

@@ -27,7 +27,8 @@ std::optional<Seconds> CascadeBudget(Seconds slo_s, Seconds elapsed_s) {
 }
 
 namespace {
-constexpr std::array<std::pair<CascadeStep, std::string_view>, 4> kStepNames = {{
+constexpr std::array<std::pair<CascadeStep, std::string_view>, 5> kStepNames = {{
+    {CascadeStep::kCache, "cache"},
     {CascadeStep::kPrimary, "primary"},
     {CascadeStep::kClamp, "clamp"},
     {CascadeStep::kFallback, "fallback"},
@@ -55,12 +56,17 @@ std::string_view ToString(CascadeStep step) {
 }
 
 std::vector<CascadeStep> DefaultCascadeOrder() {
-  return {CascadeStep::kPrimary, CascadeStep::kClamp, CascadeStep::kFallback, CascadeStep::kReject};
+  return {CascadeStep::kCache, CascadeStep::kPrimary, CascadeStep::kClamp, CascadeStep::kFallback,
+          CascadeStep::kReject};
 }
 
 std::string CascadeOrderError(const std::vector<CascadeStep>& order) {
-  if (order.empty() || order.front() != CascadeStep::kPrimary) {
-    return "the order starts with primary (the model's own pool)";
+  const auto primary = std::find(order.begin(), order.end(), CascadeStep::kPrimary);
+  if (primary == order.end()) {
+    return "the order names primary (the model's own pool)";
+  }
+  if (std::find(order.begin(), primary, CascadeStep::kClamp) != primary) {
+    return "clamp comes after primary (it clamps the pools offered the request before it)";
   }
   for (std::size_t i = 0; i < order.size(); ++i) {
     if (std::count(order.begin(), order.end(), order[i]) > 1) {
@@ -81,7 +87,9 @@ std::vector<CascadeStage> PlanCascade(const std::vector<CascadeStep>& order,
     if (step == CascadeStep::kReject) {
       break;
     }
-    if (step == CascadeStep::kPrimary && !chain.empty()) {
+    if (step == CascadeStep::kCache) {
+      stages.push_back({step, 0});
+    } else if (step == CascadeStep::kPrimary && !chain.empty()) {
       stages.push_back({step, 0});
       stepped.push_back(0);
     } else if (step == CascadeStep::kFallback && cascade) {
@@ -99,9 +107,10 @@ std::vector<CascadeStage> PlanCascade(const std::vector<CascadeStep>& order,
   }
   // A stage followed by another of the same pool takes only what it can start below the pool's
   // load threshold, and does not wait.
+  const auto pool_stage = [&](std::size_t i) { return stages[i].step != CascadeStep::kCache; };
   for (std::size_t i = 0; i < stages.size(); ++i) {
-    for (std::size_t j = i + 1; j < stages.size(); ++j) {
-      if (stages[j].pool == stages[i].pool) {
+    for (std::size_t j = i + 1; j < stages.size() && pool_stage(i); ++j) {
+      if (pool_stage(j) && stages[j].pool == stages[i].pool) {
         stages[i].may_wait = false;
         stages[i].slo_fraction = chain[stages[i].pool].ttft_fraction;
         break;

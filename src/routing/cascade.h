@@ -42,6 +42,8 @@ std::optional<Seconds> CascadeBudget(Seconds slo_s, Seconds elapsed_s);
 
 // The order of the cascade (gateway config `cascade.order`): the steps a request is offered to,
 // in turn, until one takes it.
+//   cache     the gateway's exact-result cache (gateway/result_cache.h): an answer stored for
+//             the same request of the same tenant (the drivers without a cache skip it);
 //   primary   the model's own pool, the request as asked;
 //   clamp     the pools stepped before it that have a clamp (quality degradation, §3.3:
 //             max_tokens 256 -> 64), the request with max_tokens clamped;
@@ -51,14 +53,14 @@ std::optional<Seconds> CascadeBudget(Seconds slo_s, Seconds elapsed_s);
 // A pool with a clamp takes a request as asked only while it can start it within its
 // degrade_ttft_fraction of the TTFT budget (the load threshold, as serve's
 // degrade_queue_delay_fraction), when a later clamp step would offer it to that pool again; up
-// to the whole budget in its last step. Default: primary, clamp, fallback, reject.
-enum class CascadeStep : std::uint8_t { kPrimary, kClamp, kFallback, kReject };
-/// "primary", "clamp", "fallback", "reject"; false for anything else.
+// to the whole budget in its last step. Default: cache, primary, clamp, fallback, reject.
+enum class CascadeStep : std::uint8_t { kCache, kPrimary, kClamp, kFallback, kReject };
+/// "cache", "primary", "clamp", "fallback", "reject"; false for anything else.
 bool ParseCascadeStep(std::string_view name, CascadeStep* out);
 std::string_view ToString(CascadeStep step);
 std::vector<CascadeStep> DefaultCascadeOrder();
-/// Empty when `order` is an order: primary first, each step at most once, reject (when given)
-/// last; else what is wrong, as a sentence.
+/// Empty when `order` is an order: primary named, each step at most once, clamp (when given)
+/// after primary, reject (when given) last; else what is wrong, as a sentence.
 std::string CascadeOrderError(const std::vector<CascadeStep>& order);
 
 /// A pool's quality degradation: max_tokens clamped to `max_tokens` (0: none) above the load
@@ -69,9 +71,9 @@ struct DegradeConfig {
   bool operator==(const DegradeConfig&) const = default;
 };
 
-/// One offer of the request to one pool.
+/// One offer of the request: to the cache, or to one pool.
 struct CascadeStage {
-  CascadeStep step = CascadeStep::kPrimary;  ///< primary, clamp or fallback
+  CascadeStep step = CascadeStep::kPrimary;  ///< cache, primary, clamp or fallback
   std::size_t pool = 0;  ///< index into the chain: 0 the model's own pool, then its fallbacks
   std::int32_t clamp_max_tokens = 0;  ///< > 0: the request's max_tokens at most this
   /// The pool takes the request only if it can start it within this fraction of what is left
@@ -84,7 +86,7 @@ struct CascadeStage {
 
 /// The stages of a request's cascade: `order` over its `chain` (the degradation of the model's
 /// own pool, then of each fallback in order). Without `cascade` (the key or the request opted
-/// out) the fallback step is skipped. At least the primary stage.
+/// out) the fallback step is skipped. At least the primary stage. A cache stage names pool 0.
 std::vector<CascadeStage> PlanCascade(const std::vector<CascadeStep>& order,
                                       const std::vector<DegradeConfig>& chain, bool cascade);
 

@@ -52,9 +52,13 @@ GatewayFront::GatewayFront(const SimGateway& config, const std::vector<SimPool>&
       chain.push_back(static_cast<std::size_t>(f));
       degrade.push_back(pools[static_cast<std::size_t>(f)].degrade);
     }
-    stages_ = routing::PlanCascade(config.cascade_order, degrade, /*cascade=*/true);
-    for (routing::CascadeStage& stage : stages_) {
-      stage.pool = chain[stage.pool];
+    // (The simulator has no result cache: its stages are skipped.)
+    for (routing::CascadeStage stage :
+         routing::PlanCascade(config.cascade_order, degrade, /*cascade=*/true)) {
+      if (stage.step != routing::CascadeStep::kCache) {
+        stage.pool = chain[stage.pool];
+        stages_.push_back(stage);
+      }
     }
   }
 }

@@ -127,13 +127,16 @@ Fleet ParseFleet(const config::Field& f) {
       order.Fail("must be a list of steps: primary, clamp, fallback, reject");
     }
     for (const config::Field& step : order.Items()) {
-      fleet.cascade_order.push_back(EnumOf(step, {"primary", "clamp", "fallback", "reject"}));
+      fleet.cascade_order.push_back(
+          EnumOf(step, {"cache", "primary", "clamp", "fallback", "reject"}));
     }
+    // routing::CascadeOrderError's rules (the workload does not depend on routing).
     const std::vector<std::string>& o = fleet.cascade_order;
+    const auto primary = std::find(o.begin(), o.end(), "primary");
     for (std::size_t i = 0; i < o.size(); ++i) {
-      if (o.front() != "primary" || std::count(o.begin(), o.end(), o[i]) > 1 ||
-          (o[i] == "reject" && i + 1 != o.size())) {
-        order.Fail("must start with primary, name each step once and end with reject if any");
+      if (primary == o.end() || std::find(o.begin(), primary, "clamp") != primary ||
+          std::count(o.begin(), o.end(), o[i]) > 1 || (o[i] == "reject" && i + 1 != o.size())) {
+        order.Fail("must name primary, each step once, clamp after primary and reject last");
       }
     }
   }

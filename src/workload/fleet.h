@@ -25,7 +25,8 @@
 //     pools:
 //       - {model: llama-2-7b, replicas: 1, fallbacks: [llama-3.2-1b]}  # the scenario's engine
 //       - {model: llama-3.2-1b, replicas: 1, profile: a100-llama3.2-1b}
-//     cascade_order: [primary, clamp, fallback, reject]  # the gateway's cascade.order
+//     cascade_order: [primary, clamp, fallback, reject]  # the gateway's cascade.order (a
+//                                                        # cache step: live only)
 //
 // A pool's `degrade_max_tokens` (0: off) and `degrade_ttft_fraction` (0.5) are its max_tokens
 // clamp in the cascade's clamp step, as the gateway config's.
@@ -85,7 +86,7 @@ const std::vector<std::string>& FleetRouterNames();
 /// is given, at_s < 0, until_s <= at_s, a windowed fault without until_s, factor outside
 /// [1, 100]; `replicas` beside `pools`, a pool's model empty or twice, a fallback that is not
 /// the model of another pool or named twice; a cascade_order that is not an order (primary
-/// first, each step once, reject last).
+/// named, each step once, clamp after primary, reject last).
 Fleet ParseFleet(const config::Field& f);
 
 }  // namespace spillway

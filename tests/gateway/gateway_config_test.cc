@@ -270,14 +270,18 @@ TEST(GatewayConfigTest, TheCascadeOrderAndAPoolsClampAreReadWithTheirLines) {
       "g:1: pools[0].degrade_ttft_fraction: must be in (0, 1] (a fraction of the TTFT SLO), "
       "got '0'");
   EXPECT_EQ(
-      ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: [primary, cache]\n", "g"); }),
-      "g:2: cascade.order[1]: must be one of primary, clamp, fallback, reject, got 'cache'");
+      ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: [primary, lru]\n", "g"); }),
+      "g:2: cascade.order[1]: must be one of cache, primary, clamp, fallback, reject, got "
+      "'lru'");
   EXPECT_EQ(
       ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: [clamp, primary]\n", "g"); }),
-      "g:2: cascade.order: the order starts with primary (the model's own pool)");
+      "g:2: cascade.order: clamp comes after primary (it clamps the pools offered the "
+      "request before it)");
+  EXPECT_EQ(ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: [cache]\n", "g"); }),
+            "g:2: cascade.order: the order names primary (the model's own pool)");
   EXPECT_EQ(ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: primary\n", "g"); }),
-            "g:2: cascade.order: must be a list of steps: primary, clamp, fallback, reject, got "
-            "'primary'");
+            "g:2: cascade.order: must be a list of steps: cache, primary, clamp, fallback, reject, "
+            "got 'primary'");
   EXPECT_NE(ErrorOf([] { LoadGatewayConfigFromString("cascade: {steps: [primary]}\n", "g"); }), "");
 }
 

@@ -36,30 +36,33 @@ std::vector<CascadeStep> Order(std::initializer_list<const char*> names) {
 }
 
 TEST(CascadeOrderTest, StepsParseAndPrintByTheirNames) {
-  for (const char* n : {"primary", "clamp", "fallback", "reject"}) {
+  for (const char* n : {"cache", "primary", "clamp", "fallback", "reject"}) {
     CascadeStep step{};
     ASSERT_TRUE(ParseCascadeStep(n, &step));
     EXPECT_EQ(ToString(step), n);
   }
   CascadeStep step{};
-  EXPECT_FALSE(ParseCascadeStep("cache", &step)) << "no cache step until there is a cache";
+  EXPECT_FALSE(ParseCascadeStep("semantic-cache", &step));
   EXPECT_FALSE(ParseCascadeStep("Primary", &step));
-  EXPECT_EQ(DefaultCascadeOrder(), Order({"primary", "clamp", "fallback", "reject"}));
+  EXPECT_EQ(DefaultCascadeOrder(), Order({"cache", "primary", "clamp", "fallback", "reject"}));
 }
 
-TEST(CascadeOrderTest, AnOrderStartsWithPrimaryNamesEachStepOnceAndEndsWithReject) {
+TEST(CascadeOrderTest, AnOrderNamesPrimaryAndEachStepOnceClampAfterItAndRejectLast) {
   EXPECT_EQ(CascadeOrderError(DefaultCascadeOrder()), "");
   EXPECT_EQ(CascadeOrderError(Order({"primary"})), "");
   EXPECT_EQ(CascadeOrderError(Order({"primary", "fallback", "clamp"})), "");
+  EXPECT_EQ(CascadeOrderError(Order({"primary", "fallback", "cache"})), "")
+      << "the cache only under load";
   EXPECT_NE(CascadeOrderError({}), "");
+  EXPECT_NE(CascadeOrderError(Order({"cache", "fallback"})), "");
   EXPECT_NE(CascadeOrderError(Order({"clamp", "primary"})), "");
   EXPECT_NE(CascadeOrderError(Order({"primary", "clamp", "clamp"})), "");
   EXPECT_NE(CascadeOrderError(Order({"primary", "reject", "fallback"})), "");
 }
 
 TEST(CascadePlanTest, WithoutAClampThePoolsTakeUpToTheWholeBudgetAndMayWait) {
-  const std::vector<CascadeStage> stages =
-      PlanCascade(DefaultCascadeOrder(), {DegradeConfig{}, DegradeConfig{}}, /*cascade=*/true);
+  const std::vector<CascadeStage> stages = PlanCascade(Order({"primary", "clamp", "fallback"}),
+                                                       {DegradeConfig{}, DegradeConfig{}}, true);
   ASSERT_EQ(stages.size(), 2U);
   EXPECT_EQ(stages[0].step, CascadeStep::kPrimary);
   EXPECT_EQ(stages[0].pool, 0U);
@@ -74,7 +77,7 @@ TEST(CascadePlanTest, WithoutAClampThePoolsTakeUpToTheWholeBudgetAndMayWait) {
 
 TEST(CascadePlanTest, AClampedPoolTakesAsAskedOnlyBelowItsThresholdThenClamped) {
   const std::vector<CascadeStage> stages = PlanCascade(
-      DefaultCascadeOrder(), {DegradeConfig{64, 0.4}, DegradeConfig{}}, /*cascade=*/true);
+      Order({"primary", "clamp", "fallback"}), {DegradeConfig{64, 0.4}, DegradeConfig{}}, true);
   ASSERT_EQ(stages.size(), 3U);
   EXPECT_EQ(stages[0].step, CascadeStep::kPrimary);
   EXPECT_DOUBLE_EQ(stages[0].slo_fraction, 0.4);
@@ -107,7 +110,8 @@ TEST(CascadePlanTest, FallbackBeforeClampOffersTheSmallModelAsAskedFirst) {
 
 TEST(CascadePlanTest, OptingOutSkipsTheFallbacksAndAnOrderWithoutAStepSkipsIt) {
   const std::vector<DegradeConfig> chain = {DegradeConfig{64, 0.5}, DegradeConfig{}};
-  std::vector<CascadeStage> stages = PlanCascade(DefaultCascadeOrder(), chain, /*cascade=*/false);
+  std::vector<CascadeStage> stages =
+      PlanCascade(Order({"primary", "clamp", "fallback"}), chain, /*cascade=*/false);
   ASSERT_EQ(stages.size(), 2U);
   EXPECT_EQ(stages[1].step, CascadeStep::kClamp);
   stages = PlanCascade(Order({"primary", "fallback"}), chain, /*cascade=*/true);
@@ -116,6 +120,20 @@ TEST(CascadePlanTest, OptingOutSkipsTheFallbacksAndAnOrderWithoutAStepSkipsIt) {
   EXPECT_EQ(stages[1].step, CascadeStep::kFallback);
   stages = PlanCascade(Order({"primary", "reject"}), chain, /*cascade=*/true);
   ASSERT_EQ(stages.size(), 1U);
+}
+
+TEST(CascadePlanTest, TheCacheIsAStageOfItsOwnThatChangesNoPoolsStages) {
+  const std::vector<CascadeStage> stages = PlanCascade(
+      DefaultCascadeOrder(), {DegradeConfig{64, 0.4}, DegradeConfig{}}, /*cascade=*/true);
+  ASSERT_EQ(stages.size(), 4U);
+  EXPECT_EQ(stages[0].step, CascadeStep::kCache);
+  EXPECT_EQ(stages[1].step, CascadeStep::kPrimary);
+  EXPECT_DOUBLE_EQ(stages[1].slo_fraction, 0.4);
+  const std::vector<CascadeStage> last =
+      PlanCascade(Order({"primary", "cache"}), {DegradeConfig{}}, /*cascade=*/true);
+  ASSERT_EQ(last.size(), 2U);
+  EXPECT_TRUE(last[0].may_wait) << "a cache stage after it is no stage of its pool";
+  EXPECT_EQ(last[0].slo_fraction, 1);
 }
 
 TEST(CascadePlanTest, AClampLowersOnlyWhatAsksForMoreOrForNothing) {

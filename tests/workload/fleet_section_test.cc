@@ -105,13 +105,13 @@ TEST(FleetSectionTest, ReadsAPoolsClampAndTheCascadeOrder) {
       << "the default order";
 
   const std::string pools = "  pools: [{model: a}]\n";
-  EXPECT_NE(LoadError(WithFleet("fleet:\n  cascade_order: [primary, cache]\n" + pools))
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  cascade_order: [primary, lru]\n" + pools))
                 .find("fleet.cascade_order[1]"),
             std::string::npos);
   for (const char* order :
        {"[clamp, primary]", "[primary, clamp, clamp]", "[primary, reject, clamp]"}) {
     EXPECT_NE(LoadError(WithFleet(std::string("fleet:\n  cascade_order: ") + order + "\n" + pools))
-                  .find("fleet.cascade_order: must start with primary"),
+                  .find("fleet.cascade_order: must name primary"),
               std::string::npos)
         << order;
   }
