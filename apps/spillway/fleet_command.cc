@@ -124,10 +124,16 @@ std::vector<FleetPool> PoolsOf(const Scenario& sc, std::int32_t replicas) {
 /// order) and the cascade's `order`: the model cascade needs the pools named, which flags
 /// cannot say.
 std::string PoolsYaml(const std::vector<FleetPool>& pools, const std::vector<std::string>& urls,
-                      const std::vector<std::string>& cascade_order) {
+                      const Fleet& fleet) {
   std::string yaml;
-  if (!cascade_order.empty()) {
-    yaml += fmt::format("cascade:\n  order: [{}]\n", fmt::join(cascade_order, ", "));
+  if (!fleet.cascade_order.empty()) {
+    yaml += fmt::format("cascade:\n  order: [{}]\n", fmt::join(fleet.cascade_order, ", "));
+  }
+  if (fleet.cache_max_entries > 0) {
+    yaml += fmt::format("cache:\n  max_entries: {}\n", fleet.cache_max_entries);
+    if (fleet.cache_ttl_s.has_value()) {
+      yaml += fmt::format("  ttl_s: {}\n", *fleet.cache_ttl_s);
+    }
   }
   yaml += "pools:\n";
   std::size_t e = 0;
@@ -218,13 +224,13 @@ int RunFleet(const FleetArgs& a) {
   for (auto& e : engines) {
     urls.push_back(e->WaitUntilListening(15));
   }
-  if (sc.fleet.pools.empty()) {
+  if (sc.fleet.pools.empty() && sc.fleet.cache_max_entries == 0) {
     for (const std::string& url : urls) {
       gateway_args.insert(gateway_args.end(), {"--endpoint", url});
     }
   } else {
     const std::string config = logs + "/gateway.yaml";
-    std::ofstream(config) << PoolsYaml(pools, urls, sc.fleet.cascade_order);
+    std::ofstream(config) << PoolsYaml(pools, urls, sc.fleet);
     gateway_args.insert(gateway_args.end(), {"--config", config});
   }
   if (sc.slo.ttft_s.has_value()) {

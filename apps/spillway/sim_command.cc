@@ -208,6 +208,8 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
           routing::ParseCascadeStep(step, &gateway.cascade_order.emplace_back());  // (checked)
         }
       }
+      gateway.cache.max_entries = sc.fleet.cache_max_entries;
+      gateway.cache.ttl_s = sc.fleet.cache_ttl_s.value_or(gateway.cache.ttl_s);
       opt.gateway = gateway;
     }
     for (const AdmissionPolicy policy : parsed) {

@@ -291,7 +291,7 @@ GatewayConfig Parse(const Field& root) {
       }
       return v;
     };
-    ResultCacheConfig& cache = c.cache;
+    routing::ResultCacheConfig& cache = c.cache;
     cache.max_entries = count(s["max_entries"], cache.max_entries, std::int64_t{1} << 32);
     cache.max_bytes = count(s["max_bytes"], cache.max_bytes, std::int64_t{1} << 40);
     cache.max_entry_bytes =

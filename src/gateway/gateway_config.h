@@ -26,11 +26,11 @@
 #include <vector>
 
 #include "config/server_config.h"
-#include "gateway/result_cache.h"
 #include "routing/cascade.h"
 #include "routing/endpoint_state.h"
 #include "routing/engine_metrics.h"
 #include "routing/pool.h"
+#include "routing/result_cache.h"
 
 namespace spillway::gateway {
 
@@ -110,8 +110,8 @@ struct GatewayConfig {
   std::vector<PoolConfig> pools;
   /// The steps a request is offered to in turn (routing/cascade.h): cascade.order.
   std::vector<routing::CascadeStep> cascade_order = routing::DefaultCascadeOrder();
-  /// The exact-result cache (gateway/result_cache.h): off unless cache.max_entries > 0.
-  ResultCacheConfig cache;
+  /// The exact-result cache (routing/result_cache.h): off unless cache.max_entries > 0.
+  routing::ResultCacheConfig cache;
 
   /// Clients' API keys, as `spillway serve` reads them: with any configured, every completion
   /// request names one (401 otherwise); a key's tenant gets a token bucket of rate_rps and

@@ -16,6 +16,7 @@
 #include "api/request_parser.h"
 #include "api/responses.h"
 #include "api/routes.h"
+#include "gateway/cache_key.h"
 #include "gateway/exchange.h"
 #include "gateway/relay.h"
 #include "routing/cascade.h"
@@ -101,12 +102,12 @@ GatewayHandler::GatewayHandler(const LiveState& state, GatewayMetrics& metrics,
                                const net::SteadyClock& clock, const std::atomic<bool>& draining)
     : state_(state), metrics_(metrics), clock_(clock), draining_(draining) {
   door_.emplace(server::TenantDoorConfig(state.Get()->config->api_keys), clock.Now());
-  if (const ResultCacheConfig& c = state.Get()->config->cache; c.enabled()) {
-    cache_ = std::make_shared<ResultCache>(c);
+  if (const routing::ResultCacheConfig& c = state.Get()->config->cache; c.enabled()) {
+    cache_ = std::make_shared<routing::ResultCache>(c);
   }
 }
 
-std::shared_ptr<ResultCache> GatewayHandler::Cache() {
+std::shared_ptr<routing::ResultCache> GatewayHandler::Cache() {
   const std::lock_guard lock(door_mu_);
   return cache_;
 }
@@ -118,7 +119,7 @@ void GatewayHandler::OnReload(const GatewayConfig& before, const GatewayConfig& 
   }
   if (before.cache != after.cache) {
     const std::lock_guard lock(door_mu_);
-    cache_ = after.cache.enabled() ? std::make_shared<ResultCache>(after.cache) : nullptr;
+    cache_ = after.cache.enabled() ? std::make_shared<routing::ResultCache>(after.cache) : nullptr;
   }
 }
 
@@ -143,13 +144,13 @@ asio::awaitable<void> GatewayHandler::SendError(net::HttpConnection& conn,
                       headers);
 }
 
-void GatewayHandler::CacheGauges(const ResultCache& cache) {
-  const ResultCache::Stats st = cache.stats();
+void GatewayHandler::CacheGauges(const routing::ResultCache& cache) {
+  const routing::ResultCache::Stats st = cache.stats();
   metrics_.cache_entries->Set(static_cast<double>(st.entries));
   metrics_.cache_bytes->Set(static_cast<double>(st.bytes));
 }
 
-asio::awaitable<void> GatewayHandler::SendCached(Exchange& x, CachedAnswer answer) {
+asio::awaitable<void> GatewayHandler::SendCached(Exchange& x, routing::CachedAnswer answer) {
   metrics_.cache_lookups_total->With({x.model, "hit"}).Inc();
   metrics_.cascade_steps_total->With({x.model, "cache"}).Inc();
   x.Finish(metrics_, metrics_.completed_total, 200, "ok", "cache");
@@ -355,7 +356,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
 
   // The exact-result cache: whether the cache step may answer this request (the key's rule,
   // deterministic unless it says any, and the client's Cache-Control) and keep its answer.
-  std::shared_ptr<ResultCache> cache;
+  std::shared_ptr<routing::ResultCache> cache;
   std::optional<std::string> cache_key;
   bool cache_read = false;
   if (std::find(config.cascade_order.begin(), config.cascade_order.end(),
@@ -425,7 +426,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     const routing::CascadeStage& stage = stages[s];
     if (stage.step == routing::CascadeStep::kCache) {
       if (cache_read && !looked_up) {
-        if (std::optional<CachedAnswer> hit = cache->Find(*cache_key, clock_.Now())) {
+        if (std::optional<routing::CachedAnswer> hit = cache->Find(*cache_key, clock_.Now())) {
           co_await SendCached(x, std::move(*hit));
           co_return;
         }

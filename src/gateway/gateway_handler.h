@@ -78,9 +78,9 @@ class GatewayHandler {
   /// Sends refusal `r` of the last pool tried and ends the request.
   boost::asio::awaitable<void> SendRefusal(Exchange& x, const Refusal& r);
   /// Sends `answer` from the exact-result cache (X-Cache: hit) and ends the request.
-  boost::asio::awaitable<void> SendCached(Exchange& x, CachedAnswer answer);
+  boost::asio::awaitable<void> SendCached(Exchange& x, routing::CachedAnswer answer);
   /// The cache's entries and bytes gauges, as `cache` holds them now.
-  void CacheGauges(const ResultCache& cache);
+  void CacheGauges(const routing::ResultCache& cache);
   /// Waits in `pool`'s queue until `ticket` leaves it (routed or expired) or its client
   /// leaves (nullopt; an attempt routed meanwhile is ended at its endpoint).
   boost::asio::awaitable<std::optional<routing::Pool::Placement>> WaitInQueue(
@@ -107,8 +107,8 @@ class GatewayHandler {
   std::optional<AdmissionController> door_;
   /// The exact-result cache (null: off), under door_mu_ (a reload that changes its config
   /// starts an empty one).
-  std::shared_ptr<ResultCache> cache_;
-  std::shared_ptr<ResultCache> Cache();
+  std::shared_ptr<routing::ResultCache> cache_;
+  std::shared_ptr<routing::ResultCache> Cache();
   RelayRegistry relays_;
   std::atomic<routing::Ticket> next_ticket_{1};
 };

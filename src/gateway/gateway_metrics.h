@@ -52,7 +52,7 @@ struct GatewayMetrics {
   metrics::Family<metrics::Counter>* cascade_steps_total;  ///< {model, step}
   /// Requests sent with max_tokens clamped (the clamp step), by the model asked for.
   metrics::Family<metrics::Counter>* max_tokens_clamped_total;  ///< {model}
-  /// The exact-result cache (gateway/result_cache.h): lookups by result (hit, miss), answers
+  /// The exact-result cache (routing/result_cache.h): lookups by result (hit, miss), answers
   /// stored (stored, too_large), entries evicted to make room, and its size now.
   metrics::Family<metrics::Counter>* cache_lookups_total;  ///< {model, result}
   metrics::Family<metrics::Counter>* cache_stores_total;   ///< {model, result}

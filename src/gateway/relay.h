@@ -22,9 +22,9 @@
 
 #include "gateway/endpoint_pool.h"
 #include "gateway/relay_registry.h"
-#include "gateway/result_cache.h"
 #include "net/clock.h"
 #include "net/http_connection.h"
+#include "routing/result_cache.h"
 
 namespace spillway::gateway {
 
@@ -35,7 +35,7 @@ inline constexpr std::uint64_t kMaxRelayedAnswerBytes = std::uint64_t{64} << 20;
 /// A 200 answer as relayed to the client, kept for the exact-result cache.
 struct RelayCapture {
   std::size_t limit = 0;  ///< a longer answer is not kept (complete stays false)
-  CachedAnswer answer;
+  routing::CachedAnswer answer;
   bool complete = false;  ///< the whole answer is in `answer` (a stream: to its end)
 };
 

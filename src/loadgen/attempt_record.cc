@@ -46,6 +46,7 @@ std::string RecordJson(const AttemptRecord& r) {
   o["served_model"] = r.served_model.empty() ? json::value(nullptr) : json::value(r.served_model);
   o["priority_class"] = optional_int(r.priority_class);
   o["degraded"] = r.degraded;
+  o["cache_hit"] = r.cache_hit;
   return json::serialize(o);
 }
 

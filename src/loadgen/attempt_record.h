@@ -54,6 +54,8 @@ struct AttemptRecord {
   /// An X-Degraded header of the reply named max_tokens: admitted with max_tokens clamped (by
   /// the engine's admission or a gateway's cascade).
   bool degraded = false;
+  /// The reply said X-Cache: hit (a gateway's exact-result cache answered it).
+  bool cache_hit = false;
 };
 
 /// One JSON object on one line (no newline): request, attempt, scheduled_s, sent_s, status,
@@ -62,7 +64,7 @@ struct AttemptRecord {
 /// outcome), output_tokens, prompt_tokens, max_tokens, outcome, class (the scenario class; null
 /// for trace records), priority_requested and priority_class (null when no header was sent /
 /// came back), served_model (the X-Spillway-Served-Model header; null when none came),
-/// degraded (true when an X-Degraded header named max_tokens).
+/// degraded (true when an X-Degraded header named max_tokens), cache_hit (X-Cache: hit).
 std::string RecordJson(const AttemptRecord& r);
 
 }  // namespace spillway::loadgen

@@ -45,8 +45,9 @@ void BenchRecorder::OnAttemptDone(const AttemptRecord& r) {
   recorder_.OnRetryAfter(head_s, r.status, r.reason, r.retry_after_s);
   const auto done = [&](RequestOutcome::Kind kind) {
     recorder_.OnAdmitted(head_s, r.sent_s, r.degraded, c);
-    recorder_.OnRequestDone(
-        {kind, r.sent_s, r.first_token_s, r.finished_s, r.output_tokens, r.served_model}, c);
+    recorder_.OnRequestDone({kind, r.sent_s, r.first_token_s, r.finished_s, r.output_tokens,
+                             r.served_model, r.cache_hit},
+                            c);
   };
   switch (r.outcome) {
     case AttemptOutcome::kRejected:

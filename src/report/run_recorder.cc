@@ -135,6 +135,7 @@ bool RunRecorder::IsGood(const RequestOutcome& o) const {
 }
 
 void RunRecorder::OnRequestDone(const RequestOutcome& o, std::string_view class_name) {
+  s_.cache_hits += o.cached ? 1 : 0;
   PhaseSummary* phase = PhaseOf(o.sent_s);
   ClassRecord* cls = ClassOf(class_name);
   if (o.first_token_s != kNever) {

@@ -29,6 +29,8 @@ struct RequestOutcome {
   /// The model that served it (a pool's, when the gateway's cascade may send requests to
   /// another); empty: not counted in RunSummary::served_model.
   std::string_view served_model = {};
+  /// Answered from a gateway's exact-result cache (no engine work).
+  bool cached = false;
 };
 
 class RunRecorder {

@@ -115,6 +115,7 @@ struct RunSummary {
   std::int64_t retries = 0;
   std::int64_t admitted = 0;        ///< accepted into the engine's queue
   std::int64_t degraded = 0;        ///< admitted with max_tokens clamped
+  std::int64_t cache_hits = 0;      ///< completed from a gateway's exact-result cache
   std::int64_t rejected_total = 0;  ///< refused at the door: offered = admitted + rejected
   std::map<std::string, std::int64_t> rejected_by_status;  ///< "429", "503", "400", ...
   std::map<std::string, std::int64_t> rejected_by_reason;  ///< X-Overload-Reason tokens

@@ -115,6 +115,7 @@ json::object ToValue(const RunSummary& s) {
   o["retries"] = s.retries;
   o["admitted"] = s.admitted;
   o["degraded"] = s.degraded;
+  o["cache_hits"] = s.cache_hits;
   o["rejected"] = json::object{{"total", s.rejected_total},
                                {"by_status", CountsJson(s.rejected_by_status)},
                                {"by_reason", CountsJson(s.rejected_by_reason)}};

@@ -206,6 +206,7 @@ void ReadCountsAndRates(const Fields& run, RunSummary* s) {
   s->retries = run.Integer("retries", Need::kOptional);
   s->admitted = run.Integer("admitted");
   s->degraded = run.Integer("degraded", Need::kOptional);
+  s->cache_hits = run.Integer("cache_hits", Need::kOptional);
   const Fields rejected = *run.Object("rejected", Need::kRequired);
   s->rejected_total = rejected.Integer("total");
   s->rejected_by_status = ReadCounts(*rejected.Object("by_status", Need::kRequired));

@@ -63,6 +63,13 @@ std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
     rows.insert(admitted + 1, {"  with max_tokens clamped",
                                [](const RunSummary& s) { return Count(s.degraded); }});
   }
+  // Answers from a gateway's exact-result cache, when any run has them, after "completed".
+  if (std::any_of(runs.begin(), runs.end(), [](const RunSummary& s) { return s.cache_hits > 0; })) {
+    const auto completed = std::find_if(rows.begin(), rows.end(),
+                                        [](const auto& r) { return r.first == "completed"; });
+    rows.insert(completed + 1, {"  from the gateway's cache",
+                                [](const RunSummary& s) { return Count(s.cache_hits); }});
+  }
   // The models that served (several only with the gateway's model cascade): each one's good.
   std::set<std::string> models;
   for (const RunSummary& s : runs) {

@@ -42,7 +42,7 @@ std::optional<Seconds> CascadeBudget(Seconds slo_s, Seconds elapsed_s);
 
 // The order of the cascade (gateway config `cascade.order`): the steps a request is offered to,
 // in turn, until one takes it.
-//   cache     the gateway's exact-result cache (gateway/result_cache.h): an answer stored for
+//   cache     the gateway's exact-result cache (routing/result_cache.h): an answer stored for
 //             the same request of the same tenant (the drivers without a cache skip it);
 //   primary   the model's own pool, the request as asked;
 //   clamp     the pools stepped before it that have a clamp (quality degradation, §3.3:

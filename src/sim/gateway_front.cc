@@ -52,14 +52,13 @@ GatewayFront::GatewayFront(const SimGateway& config, const std::vector<SimPool>&
       chain.push_back(static_cast<std::size_t>(f));
       degrade.push_back(pools[static_cast<std::size_t>(f)].degrade);
     }
-    // (The simulator has no result cache: its stages are skipped.)
-    for (routing::CascadeStage stage :
-         routing::PlanCascade(config.cascade_order, degrade, /*cascade=*/true)) {
-      if (stage.step != routing::CascadeStep::kCache) {
-        stage.pool = chain[stage.pool];
-        stages_.push_back(stage);
-      }
+    stages_ = routing::PlanCascade(config.cascade_order, degrade, /*cascade=*/true);
+    for (routing::CascadeStage& stage : stages_) {
+      stage.pool = chain[stage.pool];
     }
+  }
+  if (config.cache.enabled()) {
+    cache_ = std::make_unique<routing::ResultCache>(config.cache);
   }
 }
 
@@ -81,10 +80,20 @@ std::size_t GatewayFront::waiting() const {
 
 GatewayFront::Outcome GatewayFront::Forward(routing::Ticket ticket, std::int32_t prompt_tokens,
                                             std::int32_t max_tokens, std::int32_t priority,
-                                            Seconds now, const TryReplica& try_replica) {
+                                            std::string cache_key, Seconds now,
+                                            const TryReplica& try_replica) {
   ++ledger_.received;
-  return Offer(ticket, 0, Asked{now, max_tokens, routing::RouteRequest{prompt_tokens, priority}},
-               std::nullopt, now, try_replica);
+  Asked asked{now, max_tokens, routing::RouteRequest{prompt_tokens, priority}};
+  if (cache_ != nullptr) {
+    asked.cache_key = std::move(cache_key);
+  }
+  return Offer(ticket, 0, std::move(asked), std::nullopt, now, try_replica);
+}
+
+void GatewayFront::StoreAnswer(const std::string& key, Seconds now) {
+  if (cache_ != nullptr) {
+    cache_->Store(key, routing::CachedAnswer{"text/event-stream", {}, true}, now);
+  }
 }
 
 std::optional<GatewayFront::Dispatched> GatewayFront::DispatchNext(
@@ -124,8 +133,21 @@ GatewayFront::Outcome GatewayFront::Offer(routing::Ticket ticket, std::size_t s,
                                           std::optional<routing::Pool::Placement> left, Seconds now,
                                           const TryReplica& try_replica) {
   Outcome out;
+  bool tried = left.has_value();  // a pool stage was offered the request
   for (; s < stages_.size(); ++s) {
     const routing::CascadeStage& stage = stages_[s];
+    if (stage.step == routing::CascadeStep::kCache) {
+      if (!asked.cache_key.empty() && !asked.looked_up) {
+        if (cache_->Find(asked.cache_key, now).has_value()) {
+          ++ledger_.completed;
+          out = Outcome{};
+          out.cached = true;
+          return out;
+        }
+        asked.looked_up = true;
+      }
+      continue;
+    }
     routing::Pool& pool = pools_[stage.pool].pool;
     routing::Pool::Pick pick;
     if (left.has_value()) {  // it left stage s's queue
@@ -133,21 +155,23 @@ GatewayFront::Outcome GatewayFront::Offer(routing::Ticket ticket, std::size_t s,
       asked.route = left->request;
       left.reset();
     } else {
-      if (s > 0) {  // what is left of the TTFT budget, after the stages before
+      if (tried) {  // what is left of the TTFT budget, after the stages before
         const std::optional<Seconds> budget =
             routing::CascadeBudget(ttft_slo_s_, now - asked.received_s);
         if (!budget.has_value() || !routing::CascadesOn(out.reason)) {
           break;
         }
         asked.route.ttft_slo_s = *budget * stage.slo_fraction;
-        if (stage.pool != stages_[s - 1].pool) {
+        if (static_cast<std::int32_t>(stage.pool) != out.pool) {
           asked.route.exclude.clear();
         }
       } else if (stage.slo_fraction < 1) {
         asked.route.ttft_slo_s = ttft_slo_s_ * stage.slo_fraction;
       }
       if (std::none_of(stages_.begin(), stages_.begin() + static_cast<std::ptrdiff_t>(s),
-                       [&](const routing::CascadeStage& e) { return e.pool == stage.pool; })) {
+                       [&](const routing::CascadeStage& e) {
+                         return e.step != routing::CascadeStep::kCache && e.pool == stage.pool;
+                       })) {
         pool.OnReceived(now);  // its first offer to this pool
       }
       asked.route.may_wait = stage.may_wait;
@@ -166,8 +190,10 @@ GatewayFront::Outcome GatewayFront::Offer(routing::Ticket ticket, std::size_t s,
     const std::int32_t clamp =
         routing::ClampedMaxTokens(asked.max_tokens, stage.clamp_max_tokens).value_or(0);
     out = Send(stage.pool, asked.route, pick, clamp, now, try_replica);
+    tried = true;
     if (out.forwarded) {
       out.clamped_max_tokens = clamp;
+      out.storable = !asked.cache_key.empty() && stage.step == routing::CascadeStep::kPrimary;
       break;
     }
   }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,8 @@ class GatewayFront {
     bool alone = false;         ///< sent with nothing predicted ahead: its TTFT measures prefill
     Seconds predicted_ttft_s = 0;         ///< forwarded: the gateway's TTFT prediction there
     std::int32_t clamped_max_tokens = 0;  ///< forwarded: > 0 when sent with max_tokens clamped
+    bool cached = false;    ///< answered from the exact-result cache (completed at once)
+    bool storable = false;  ///< forwarded as asked to the first pool: store it when completed
     int status = 0;
     std::string_view reason;
     Seconds retry_after_s = 0;
@@ -67,8 +70,12 @@ class GatewayFront {
   /// the retry settings and budget (routing::Pool::MayRetry); what is left is refused.
   /// A request the gateway cannot start within its TTFT SLO now may instead wait in its queue
   /// (routing::Pool::Admit): then `queued`, and DispatchNext says later how it left.
+  /// `cache_key` (empty: not cacheable) names its answer in the exact-result cache.
   Outcome Forward(routing::Ticket ticket, std::int32_t prompt_tokens, std::int32_t max_tokens,
-                  std::int32_t priority, Seconds now, const TryReplica& try_replica);
+                  std::int32_t priority, std::string cache_key, Seconds now,
+                  const TryReplica& try_replica);
+  /// A `storable` request completed at `now`: its answer goes into the cache under `key`.
+  void StoreAnswer(const std::string& key, Seconds now);
 
   /// The next waiting request that leaves a pool's queue at `now` (routing::Pool::DispatchNext):
   /// its ticket and outcome, sent with `try_for(ticket)`; an expired one goes on to the next
@@ -120,6 +127,8 @@ class GatewayFront {
     Seconds received_s = 0;
     std::int32_t max_tokens = 0;
     routing::RouteRequest route;
+    std::string cache_key = {};  ///< empty: not cacheable
+    bool looked_up = false;      ///< the cache step was passed (a miss)
   };
   /// A request waiting in the queue of its stage `stage`.
   struct Waiting {
@@ -142,6 +151,7 @@ class GatewayFront {
   std::vector<Slot> pools_;
   std::vector<routing::CascadeStage> stages_;  ///< pools named by index into pools_
   std::map<routing::Ticket, Waiting> waiting_;
+  std::unique_ptr<routing::ResultCache> cache_;  ///< null: off
   Seconds ttft_slo_s_;
   routing::RouteLedger ledger_;
   Seconds scrape_interval_s_;

@@ -62,6 +62,7 @@ struct Attempt {
   bool at_gateway = false;  // waiting in the gateway's queue: no replica has it yet
   Seconds forwarded_s = 0;  // when the gateway sent it to its replica (after any wait)
   Seconds predicted_ttft_s = 0;  // the gateway's prediction for it there (0: none)
+  std::string cache_key = {};    // its answer goes into the gateway's cache when it completes
 };
 
 struct Logical {
@@ -132,6 +133,14 @@ class Sim {
   /// Throws SimInvariantError when the gateway's ledger does not balance.
   void CheckLedger(bool at_end) const;
   /// The model that served attempt `a` (empty with one pool: nothing to tell apart).
+  /// The exact-result cache's key of an arrival (every one asks the first pool's model): its
+  /// tenant and prompt; empty for a prompt no other arrival asks.
+  static std::string CacheKey(const Arrival& a) {
+    return a.prompt_id == 0 ? std::string()
+                            : std::string(a.tenant) + '\n' + std::to_string(a.prompt_id);
+  }
+  /// The model of the first pool, as ServedModel names it (empty with one pool).
+  std::string_view FirstModel() const { return pools_.size() < 2 ? "" : pools_.front().model; }
   std::string_view ServedModel(const Attempt& a) const {
     if (pools_.size() < 2) {
       return {};

@@ -112,6 +112,9 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
           a.done = true;
           a.completed = true;
           EndAtGateway(req.spec.id, now, GatewayFront::Ending::kCompleted);
+          if (!a.cache_key.empty()) {
+            gateway_->StoreAnswer(a.cache_key, now);
+          }
           recorder_.OnRequestDone({RequestOutcome::Kind::kCompleted, a.sent_s, a.first_token_s, now,
                                    a.tokens, ServedModel(a)},
                                   ClassOf(a));

@@ -100,12 +100,20 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   const auto id = static_cast<std::uint32_t>(attempts_.size());
   std::uint32_t r = 0;
   bool alone = false;
-  bool clamped = false;  // by the gateway's cascade
+  bool clamped = false;   // by the gateway's cascade
+  bool storable = false;  // its answer goes into the gateway's cache
   Seconds predicted_ttft_s = 0;
   if (gateway_.has_value()) {
     const GatewayFront::Outcome out =
-        gateway_->Forward(id, a.prompt_tokens, request.max_tokens, a.priority, now,
+        gateway_->Forward(id, a.prompt_tokens, request.max_tokens, a.priority, CacheKey(a), now,
                           TryReplicaFor(id, request, now, &d));
+    if (out.cached) {  // answered at once, by no engine
+      recorder_.OnAdmitted(now, now, false, ClassName(a));
+      recorder_.OnRequestDone({RequestOutcome::Kind::kCompleted, now, now, now, a.output_tokens,
+                               FirstModel(), /*cached=*/true},
+                              ClassName(a));
+      return;
+    }
     if (out.queued) {  // waits at the gateway; its client's clocks run from now
       attempts_.push_back(Attempt{logical, 0, now});
       attempts_.back().at_gateway = true;
@@ -124,6 +132,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     alone = out.alone;
     predicted_ttft_s = out.predicted_ttft_s;
     clamped = out.clamped_max_tokens > 0;
+    storable = out.storable;
   } else {
     const std::optional<std::uint32_t> picked = PickReplica();
     if (!picked.has_value()) {
@@ -139,6 +148,9 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     }
   }
   attempts_.push_back(Attempt{logical, r, now});
+  if (gateway_.has_value() && storable) {
+    attempts_.back().cache_key = CacheKey(a);
+  }
   attempts_.back().alone = alone;
   attempts_.back().forwarded_s = now;
   attempts_.back().predicted_ttft_s = predicted_ttft_s;
@@ -213,6 +225,9 @@ void Sim::DispatchWaiting(Seconds now) {
     }
     at.replica = next->outcome.replica;
     at.alone = next->outcome.alone;
+    if (next->outcome.storable) {
+      at.cache_key = CacheKey(arrivals_[logical_[at.logical].arrival]);
+    }
     at.forwarded_s = now;
     at.predicted_ttft_s = next->outcome.predicted_ttft_s;
     recorder_.OnAdmitted(now, at.sent_s,

@@ -28,6 +28,7 @@
 #include "report/run_summary.h"
 #include "routing/cascade.h"
 #include "routing/pool.h"
+#include "routing/result_cache.h"
 #include "sim/run_config.h"
 #include "workload/scenario.h"
 
@@ -56,6 +57,10 @@ struct SimGateway {
   Seconds probe_interval_s = 0.5;  ///< /ready probes, as the live gateway's default
   /// The cascade's steps (routing/cascade.h), as the live gateway's cascade.order.
   std::vector<routing::CascadeStep> cascade_order = routing::DefaultCascadeOrder();
+  /// Its exact-result cache (off unless max_entries > 0): an arrival asking a prompt asked
+  /// before (Arrival::prompt_id) of the same tenant is answered from it. The simulator has no
+  /// answer bytes: max_entries and ttl_s bound it, max_bytes hardly.
+  routing::ResultCacheConfig cache;
 };
 
 /// One pool of replicas running one model (workload/fleet.h's FleetPool, resolved): the model

@@ -95,8 +95,17 @@ std::vector<Arrival> GenerateSynthetic(const Scenario& scenario, Rng& time_rng, 
     const RequestClass& c = scenario.classes[static_cast<std::size_t>(index)];
     Arrival a;
     a.time_s = t;
-    a.prompt_tokens = Draw(c.prompt_tokens, shape_rng);
-    a.output_tokens = Draw(c.output_tokens, shape_rng);
+    if (c.distinct_prompts > 0) {
+      // One of the class's prompts, with the shape that prompt always has.
+      const auto k = static_cast<std::uint64_t>(shape_rng.UniformInt(0, c.distinct_prompts - 1));
+      a.prompt_id = (static_cast<std::uint64_t>(index + 1) << 32) | (k + 1);
+      Rng prompt_rng(a.prompt_id * 0x9E3779B97F4A7C15ULL);
+      a.prompt_tokens = Draw(c.prompt_tokens, prompt_rng);
+      a.output_tokens = Draw(c.output_tokens, prompt_rng);
+    } else {
+      a.prompt_tokens = Draw(c.prompt_tokens, shape_rng);
+      a.output_tokens = Draw(c.output_tokens, shape_rng);
+    }
     a.class_index = index;
     a.priority = c.priority;
     a.tenant = c.tenant;

@@ -19,6 +19,10 @@ struct Arrival {
   std::int32_t class_index = 0;    ///< into Scenario::classes; -1 for trace records
   std::int32_t priority = 0;
   std::string_view tenant;  ///< points into the Scenario (outlives the arrivals)
+  /// Which of its class's distinct prompts it asks (RequestClass::distinct_prompts), the same
+  /// for every arrival asking the same: the load generator sends the same body for it. 0: a
+  /// prompt no other arrival asks.
+  std::uint64_t prompt_id = 0;
 };
 
 /// All first-attempt arrivals of `scenario`, sorted by time. For kTrace the trace is read from

@@ -108,7 +108,7 @@ Fleet ParseFleet(const config::Field& f) {
     return fleet;
   }
   f.RequireKnownKeys({"replicas", "router", "scrape_interval_s", "staleness", "stale_after_s",
-                      "queue_max_wait_s", "faults", "pools", "cascade_order"});
+                      "queue_max_wait_s", "faults", "pools", "cascade_order", "cache"});
   fleet.replicas = static_cast<std::int32_t>(OptIntIn(f["replicas"], 1, 1024).value_or(0));
   if (const config::Field pools = f["pools"]; pools.present()) {
     if (fleet.replicas > 0) {
@@ -121,6 +121,11 @@ Fleet ParseFleet(const config::Field& f) {
   }
   if (f["router"].present()) {
     fleet.router = EnumOf(f["router"], FleetRouterNames());
+  }
+  if (const config::Field cache = f["cache"]; cache.present()) {
+    cache.RequireKnownKeys({"max_entries", "ttl_s"});
+    fleet.cache_max_entries = OptIntIn(cache["max_entries"], 0, std::int64_t{1} << 32).value_or(0);
+    fleet.cache_ttl_s = OptPositive(cache["ttl_s"]);
   }
   if (const config::Field order = f["cascade_order"]; order.present()) {
     if (!order.is_sequence()) {

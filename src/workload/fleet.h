@@ -29,7 +29,8 @@
 //                                                        # cache step: live only)
 //
 // A pool's `degrade_max_tokens` (0: off) and `degrade_ttft_fraction` (0.5) are its max_tokens
-// clamp in the cascade's clamp step, as the gateway config's.
+// clamp in the cascade's clamp step, as the gateway config's; `cache: {max_entries, ttl_s}`
+// the gateway's exact-result cache (classes with distinct_prompts ask prompts again).
 
 #include <cstdint>
 #include <optional>
@@ -75,6 +76,9 @@ struct Fleet {
   std::vector<FleetPool> pools;  ///< empty: one pool of `replicas` running the scenario's engine
   /// The cascade's steps by name (routing::ParseCascadeStep's); empty: the default order.
   std::vector<std::string> cascade_order;
+  /// The gateway's exact-result cache, `cache: {max_entries, ttl_s}` (0 entries: off).
+  std::int64_t cache_max_entries = 0;
+  std::optional<Seconds> cache_ttl_s;
 };
 
 /// The router names a fleet may give (routing::ParseRouterPolicy's, plus the simulator's

@@ -41,6 +41,10 @@ struct RequestClass {
   /// X-Priority-Class; a class without one sends none).
   bool priority_given = false;
   std::string tenant = "default";
+  /// > 0: the class's requests are drawn from this many distinct prompts (an FAQ: the same
+  /// request asked again, which an exact-result cache can answer), each with its own fixed
+  /// prompt and output length; 0 (the default): every request is new.
+  std::int32_t distinct_prompts = 0;
 };
 
 struct RateStep {

@@ -225,7 +225,8 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   if (!f.is_map()) {
     f.Fail("must be a map {name, share, prompt_tokens, output_tokens, ...}");
   }
-  f.RequireKnownKeys({"name", "share", "prompt_tokens", "output_tokens", "priority", "tenant"});
+  f.RequireKnownKeys({"name", "share", "prompt_tokens", "output_tokens", "priority", "tenant",
+                      "distinct_prompts"});
   RequestClass c;
   c.name = NonEmptyString(Required(f, "name"));
   c.share = OptPositive(f["share"]).value_or(1.0);
@@ -240,6 +241,8 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   if (f["tenant"].present()) {
     c.tenant = NonEmptyString(f["tenant"]);
   }
+  c.distinct_prompts =
+      static_cast<std::int32_t>(OptIntIn(f["distinct_prompts"], 0, 1 << 30).value_or(0));
   return c;
 }
 

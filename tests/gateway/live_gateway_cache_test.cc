@@ -20,14 +20,13 @@ namespace {
 
 using server_test::IsOpenAiError;
 
-constexpr char kDeterministic[] = R"({"model":"big","prompt":[1,2,3],"max_tokens":4,"temperature":0})";
+constexpr char kDeterministic[] =
+    R"({"model":"big","prompt":[1,2,3],"max_tokens":4,"temperature":0})";
 
 class LiveGatewayCacheTest : public GatewayFixture {
  protected:
   int upstreams() const override { return 1; }
-  std::vector<std::string> UpstreamArgs(int /*index*/) const override {
-    return {"--model", "big"};
-  }
+  std::vector<std::string> UpstreamArgs(int /*index*/) const override { return {"--model", "big"}; }
   bool EndpointsAsFlags() const override { return false; }
   std::vector<std::string> GatewayArgs() const override { return {"--config", ConfigPath()}; }
   void BeforeGateway() override {
@@ -75,16 +74,15 @@ TEST_F(LiveGatewayCacheTest, TheSameRequestOfTheSameTenantIsAnsweredFromTheCache
   EXPECT_EQ(first.Header("X-Cache").value_or(""), "miss");
   ASSERT_TRUE(StoredReaches(1)) << GatewayMetrics();
   // The same fields in another order are the same request.
-  const HttpResponse again = Ask(
-      "sk-a", R"({"temperature":0,"max_tokens":4,"prompt":[1,2,3],"model":"big"})");
+  const HttpResponse again =
+      Ask("sk-a", R"({"temperature":0,"max_tokens":4,"prompt":[1,2,3],"model":"big"})");
   ASSERT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(again.Header("X-Cache").value_or(""), "hit");
   EXPECT_EQ(again.Header("X-Spillway-Served-Model").value_or(""), "big");
   EXPECT_EQ(again.body, first.body);
   EXPECT_EQ(Forwarded(), 1) << "no endpoint attempt for the hit";
-  EXPECT_EQ(MetricSum(GatewayMetrics(), "spillway_gateway_cache_lookups_total",
-                      {{"result", "hit"}}),
-            1);
+  EXPECT_EQ(
+      MetricSum(GatewayMetrics(), "spillway_gateway_cache_lookups_total", {{"result", "hit"}}), 1);
   EXPECT_EQ(MetricSum(GatewayMetrics(), "spillway_gateway_cache_entries"), 1);
 
   // Another tenant asking the very same is not given a's answer.
@@ -104,8 +102,7 @@ TEST_F(LiveGatewayCacheTest, AStreamIsReplayedAsRecorded) {
   const HttpResponse again = Ask("sk-a", body);
   ASSERT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(again.Header("X-Cache").value_or(""), "hit");
-  EXPECT_NE(again.Header("Content-Type").value_or("").find("text/event-stream"),
-            std::string::npos);
+  EXPECT_NE(again.Header("Content-Type").value_or("").find("text/event-stream"), std::string::npos);
   EXPECT_EQ(again.body, first.body) << "a fixed seed is deterministic: cached";
   EXPECT_EQ(Forwarded(), 1);
 }
@@ -129,15 +126,13 @@ TEST_F(LiveGatewayCacheTest, ASampledRequestIsNeverCachedUnlessItsKeySaysAny) {
 }
 
 TEST_F(LiveGatewayCacheTest, CacheControlNoCacheSkipsTheLookupAndNoStoreTheCache) {
-  EXPECT_FALSE(Ask("sk-a", kDeterministic, {{"Cache-Control", "no-store"}})
-                   .Header("X-Cache")
-                   .has_value());
+  EXPECT_FALSE(
+      Ask("sk-a", kDeterministic, {{"Cache-Control", "no-store"}}).Header("X-Cache").has_value());
   EXPECT_EQ(Ask("sk-a", kDeterministic).Header("X-Cache").value_or(""), "miss")
       << "no-store kept nothing";
   ASSERT_TRUE(StoredReaches(1)) << GatewayMetrics();
-  EXPECT_FALSE(Ask("sk-a", kDeterministic, {{"Cache-Control", "no-cache"}})
-                   .Header("X-Cache")
-                   .has_value())
+  EXPECT_FALSE(
+      Ask("sk-a", kDeterministic, {{"Cache-Control", "no-cache"}}).Header("X-Cache").has_value())
       << "sent to the endpoint";
   EXPECT_EQ(Forwarded(), 3);
   EXPECT_EQ(Ask("sk-a", kDeterministic).Header("X-Cache").value_or(""), "hit");

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -142,6 +144,36 @@ TEST(ArrivalsTest, ClassesFollowNormalisedShares) {
   for (int i = 0; i < 3; ++i) {
     ExpectCountNear(counts[i], n * expected[i], n * expected[i] * (1 - expected[i]));
   }
+}
+
+TEST(ArrivalsTest, DistinctPromptsAreAskedAgainWithTheirOwnShape) {
+  Scenario s = PoissonScenario(50, 60);
+  s.classes = {Class("faq", 1, 10, 10), Class("new", 1, 10, 10)};
+  s.classes[0].distinct_prompts = 5;
+  for (RequestClass& c : s.classes) {
+    c.prompt_tokens.kind = TokenDist::Kind::kUniform;
+    c.prompt_tokens.min = 1;
+    c.prompt_tokens.max = 1000;
+  }
+  std::map<std::uint64_t, std::int32_t> prompt_of;  // prompt id -> its prompt tokens
+  std::int64_t unique = 0;
+  for (const Arrival& a : GenerateArrivals(s, 3)) {
+    if (a.class_index == 1) {
+      EXPECT_EQ(a.prompt_id, 0u) << "a class without distinct_prompts asks new prompts";
+      ++unique;
+      continue;
+    }
+    ASSERT_NE(a.prompt_id, 0u);
+    const auto [it, first] = prompt_of.emplace(a.prompt_id, a.prompt_tokens);
+    EXPECT_EQ(it->second, a.prompt_tokens) << "the same prompt is the same length every time";
+  }
+  EXPECT_EQ(prompt_of.size(), 5u) << "1,500 arrivals ask every one of the 5";
+  EXPECT_GT(unique, 1000);
+  std::set<std::int32_t> lengths;
+  for (const auto& [id, tokens] : prompt_of) {
+    lengths.insert(tokens);
+  }
+  EXPECT_GT(lengths.size(), 1u) << "each prompt its own draw";
 }
 
 TEST(ArrivalsTest, DeterministicForASeed) {

@@ -123,6 +123,18 @@ TEST(FleetSectionTest, ReadsAPoolsClampAndTheCascadeOrder) {
             std::string::npos);
 }
 
+TEST(FleetSectionTest, ReadsTheGatewaysCache) {
+  const Scenario sc = LoadScenarioFromString(
+      WithFleet("fleet:\n  replicas: 1\n  cache: {max_entries: 100, ttl_s: 30}\n"), "t.yaml", ".");
+  EXPECT_EQ(sc.fleet.cache_max_entries, 100);
+  EXPECT_EQ(sc.fleet.cache_ttl_s, 30);
+  EXPECT_NE(
+      LoadError(WithFleet("fleet:\n  cache: {max_entries: -1}\n")).find("fleet.cache.max_entries"),
+      std::string::npos);
+  EXPECT_NE(LoadError(WithFleet("fleet:\n  cache: {entries: 1}\n")).find("fleet.cache"),
+            std::string::npos);
+}
+
 TEST(FleetSectionTest, AScenarioWithoutAFleetHasAnEmptyOne) {
   const Scenario sc = LoadScenarioFromString(kBase, "test.yaml", ".");
   EXPECT_EQ(sc.fleet.replicas, 0);

@@ -9,7 +9,9 @@
 //
 // Which requests and answers the gateway may cache is its policy (gateway_handler.cc,
 // docs/gateway.md): deterministic requests only (temperature 0 or a seed) unless the key opts
-// in; complete 200 answers of the model asked for, not degraded. This store only keeps them:
+// in; complete 200 answers of the model asked for, not degraded. The live gateway keys an
+// answer by the request's canonical body (gateway/cache_key.h), the simulator by the
+// scenario's prompt (sim/gateway_front.h). This store only keeps them:
 // bounded by entries and bytes (the least recently used leave first) and by age (ttl_s).
 // Thread-safe (one mutex: a lookup is a hash and a list splice); no clock (callers pass now),
 // no I/O.
@@ -24,13 +26,13 @@
 
 #include "core/types.h"
 
-namespace spillway::gateway {
+namespace spillway::routing {
 
 /// The `cache` section of the gateway config.
 struct ResultCacheConfig {
-  std::int64_t max_entries = 0;                   ///< 0: no cache (the default)
-  std::int64_t max_bytes = std::int64_t{64} << 20;  ///< keys and answers together
-  Seconds ttl_s = 300;                            ///< an entry older than this is not served
+  std::int64_t max_entries = 0;                          ///< 0: no cache (the default)
+  std::int64_t max_bytes = std::int64_t{64} << 20;       ///< keys and answers together
+  Seconds ttl_s = 300;                                   ///< an entry older than this is not served
   std::int64_t max_entry_bytes = std::int64_t{1} << 20;  ///< a larger answer is not stored
   bool enabled() const { return max_entries > 0; }
   bool operator==(const ResultCacheConfig&) const = default;
@@ -42,12 +44,6 @@ struct CachedAnswer {
   std::string body;          ///< the whole JSON, or the stream's SSE bytes as relayed
   bool streamed = false;
 };
-
-/// The key of a request: `tenant`, `model` and `body` with every object's keys sorted
-/// (Boost.JSON), length-prefixed so no field can run into the next. Nullopt when `body` is not
-/// a JSON object.
-std::optional<std::string> ResultCacheKey(std::string_view tenant, std::string_view model,
-                                          std::string_view body);
 
 class ResultCache {
  public:
@@ -81,9 +77,9 @@ class ResultCache {
 
   const ResultCacheConfig config_;
   mutable std::mutex mu_;
-  List lru_;  // most recently used first
+  List lru_;                                                    // most recently used first
   std::unordered_map<std::string_view, List::iterator> index_;  // views of the entries' keys
   std::int64_t bytes_ = 0;
 };
 
-}  // namespace spillway::gateway
+}  // namespace spillway::routing
