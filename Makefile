@@ -97,6 +97,14 @@ bench-gateway:
 	./bench/gateway_latency.sh build/spillway
 	./bench/gateway_streams.sh build/spillway
 
+# The exact-result cache's hit beside nginx proxy_cache, against one emulated engine
+# (bench/cache_hit.sh; docs/gateway.md, "The exact-result cache").
+bench-cache:
+	$(DEPS) bench
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target spillway
+	./bench/cache_hit.sh build/spillway
+
 format:
 	$(DEPS) format
 	clang-format -i $$(git ls-files '*.h' '*.cc')
