@@ -420,8 +420,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
       routing::PlanCascade(config.cascade_order, degrade, cascade);
   std::string stage_body;  // the body as a stage sends it (another model, max_tokens clamped)
   std::optional<Refusal> refused;
-  bool looked_up = false;                // the cache step missed: the answer says X-Cache: miss
-  std::optional<std::size_t> last_pool;  // the pool of the last stage tried
+  bool looked_up = false;  // the cache step missed: the answer says X-Cache: miss
   for (std::size_t s = 0; s < stages.size(); ++s) {
     const routing::CascadeStage& stage = stages[s];
     if (stage.step == routing::CascadeStep::kCache) {
@@ -444,9 +443,10 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
         break;
       }
       x.route.ttft_slo_s = *budget * stage.slo_fraction;
-      if (stage.pool != last_pool) {
-        x.route.exclude.clear();  // (a same pool's endpoints that refused stay excluded)
-      }
+      // Every endpoint again: a clamped request is another request for the one that refused it
+      // as asked (and a pool whose every endpoint was excluded would say 503 no_endpoint
+      // instead of passing on its refusal).
+      x.route.exclude.clear();
       const bool first_offer = std::none_of(stages.begin(), stages.begin() + s, [&](auto& e) {
         return e.step != routing::CascadeStep::kCache && e.pool == stage.pool;
       });
@@ -457,7 +457,6 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     } else if (stage.slo_fraction < 1) {
       x.route.ttft_slo_s = x.slo_s * stage.slo_fraction;
     }
-    last_pool = stage.pool;
     x.route.may_wait = stage.may_wait;
     const std::optional<std::int32_t> clamp =
         routing::ClampedMaxTokens(req.max_tokens, stage.clamp_max_tokens);

@@ -162,9 +162,7 @@ GatewayFront::Outcome GatewayFront::Offer(routing::Ticket ticket, std::size_t s,
           break;
         }
         asked.route.ttft_slo_s = *budget * stage.slo_fraction;
-        if (static_cast<std::int32_t>(stage.pool) != out.pool) {
-          asked.route.exclude.clear();
-        }
+        asked.route.exclude.clear();  // every endpoint again, as the live gateway
       } else if (stage.slo_fraction < 1) {
         asked.route.ttft_slo_s = ttft_slo_s_ * stage.slo_fraction;
       }

@@ -60,7 +60,8 @@ class LiveGatewayCascadeTest : public GatewayFixture {
     std::ofstream(ConfigPath()) << "pools:\n"
                                    "  - model: big\n"
                                    "    fallbacks: [small]\n"
-                                   "    endpoints:\n"
+                                << BigExtra()
+                                << "    endpoints:\n"
                                    "      - {url: \"http://127.0.0.1:"
                                 << big_.port()
                                 << "\", kind: openai}\n"
@@ -73,6 +74,8 @@ class LiveGatewayCascadeTest : public GatewayFixture {
                                    "  - {key: sk-deny, tenant: d, cascade: deny}\n";
   }
   std::string ConfigPath() const { return (dir_.path() / "gateway.yaml").string(); }
+  /// More keys of big's pool.
+  virtual std::string BigExtra() const { return ""; }
 
   HttpResponse Ask(const std::string& key, const server_test::HeaderList& extra = {},
                    bool stream = false) const {
@@ -148,6 +151,25 @@ TEST_F(LiveGatewayCascadeTest, ABadCascadeHeaderIsA400) {
   EXPECT_TRUE(
       IsOpenAiError(Ask("sk-allow", {{"X-Spillway-Cascade", "maybe"}}), 400, "invalid_cascade"));
   EXPECT_EQ(big_.posts(), 0);
+}
+
+// With a clamp on big, its refusal as asked is followed by the clamp step on big, then the
+// fallback: every stage sends to big's one endpoint again (a clamped request is another
+// request), and a key that denies the cascade gets big's own refusal, not a 503 no_endpoint.
+class LiveGatewayClampedCascadeTest : public LiveGatewayCascadeTest {
+ protected:
+  std::string BigExtra() const override { return "    degrade_max_tokens: 1\n"; }
+};
+
+TEST_F(LiveGatewayClampedCascadeTest, EachStageTriesTheEndpointAgainAndItsRefusalIsPassedOn) {
+  const HttpResponse r = Ask("sk-deny");
+  EXPECT_TRUE(IsOpenAiError(r, 429, "queue_delay_exceeded")) << r.status << " " << r.body;
+  EXPECT_EQ(r.Header("Retry-After").value_or(""), "3") << "big's own refusal";
+  EXPECT_EQ(big_.posts(), 2) << "as asked, then clamped";
+  const HttpResponse served = Ask("sk-allow");
+  ASSERT_EQ(served.status, 200) << served.body;
+  EXPECT_EQ(served.Header("X-Spillway-Served-Model").value_or(""), "small");
+  EXPECT_EQ(big_.posts(), 4);
 }
 
 }  // namespace
