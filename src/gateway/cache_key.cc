@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -46,17 +47,36 @@ void AppendField(std::string* out, std::string_view field) {
 }  // namespace
 
 std::optional<std::string> ResultCacheKey(std::string_view tenant, std::string_view model,
-                                          std::string_view body) {
+                                          std::string_view path, std::string_view body) {
   boost::system::error_code ec;
   const json::value v = json::parse(body, ec);
   if (ec || !v.is_object()) {
     return std::nullopt;
   }
+  if (!FiniteNumbers(v)) {
+    return std::nullopt;  // a number beyond a double's range: not told apart from another
+  }
   std::string key;
   AppendField(&key, tenant);
   AppendField(&key, model);
+  AppendField(&key, path);
   key += json::serialize(Sorted(v));
   return key;
+}
+
+bool FiniteNumbers(const json::value& v) {
+  if (v.is_double()) {
+    return std::isfinite(v.get_double());
+  }
+  if (v.is_array()) {
+    return std::all_of(v.get_array().begin(), v.get_array().end(),
+                       [](const json::value& e) { return FiniteNumbers(e); });
+  }
+  if (v.is_object()) {
+    return std::all_of(v.get_object().begin(), v.get_object().end(),
+                       [](const auto& kv) { return FiniteNumbers(kv.value()); });
+  }
+  return true;
 }
 
 }  // namespace spillway::gateway

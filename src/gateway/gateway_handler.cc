@@ -16,6 +16,7 @@
 #include "api/request_parser.h"
 #include "api/responses.h"
 #include "api/routes.h"
+#include "core/check.h"
 #include "gateway/cache_key.h"
 #include "gateway/exchange.h"
 #include "gateway/relay.h"
@@ -59,6 +60,34 @@ std::optional<std::int64_t> IntHeader(const net::Request& r, std::string_view na
 
 using server::Error;
 
+/// The upstream path of a completion request.
+std::string_view relay_path(bool chat) { return chat ? "/v1/chat/completions" : "/v1/completions"; }
+
+/// Whether a Cache-Control header of `r` (any of them) names `directive` (RFC 9111 §5.2: a
+/// comma-separated list, directives compared case-insensitively, an argument after `=`).
+bool HasCacheDirective(const net::Request& r, std::string_view directive) {
+  const auto [from, to] = r.equal_range(http::field::cache_control);
+  for (auto f = from; f != to; ++f) {
+    std::string_view list(f->value().data(), f->value().size());
+    while (!list.empty()) {
+      const std::size_t comma = list.find(',');
+      std::string_view item = list.substr(0, comma);
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      item = item.substr(0, item.find('='));
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) {
+        item.remove_prefix(1);
+      }
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) {
+        item.remove_suffix(1);
+      }
+      if (beast::iequals(item, directive)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 /// The degradation of the pool of `model` in `config` (none for a pool discovered from its
 /// endpoints).
 routing::DegradeConfig DegradeOf(const GatewayConfig& config, std::string_view model) {
@@ -71,13 +100,15 @@ routing::DegradeConfig DegradeOf(const GatewayConfig& config, std::string_view m
 }
 
 /// `body` (a JSON object: the parse accepted it) as a cascade stage sends it, into `out`: with
-/// `model` when not empty, and max_tokens (and a chat request's max_completion_tokens, which
-/// wins over it) set to `clamp` when given. False when `body` is not a JSON object.
-bool StageBody(const std::string& body, std::string_view model, std::optional<std::int32_t> clamp,
-               std::string* out) {
+/// `model` when not empty, and max_tokens (and, for `chat`, max_completion_tokens, which wins
+/// over it there) set to `clamp` when given. False when `body` is not a JSON object or holds a
+/// number Boost.JSON cannot write back (the stage is then skipped: the request is only sent as
+/// its client wrote it).
+bool StageBody(const std::string& body, bool chat, std::string_view model,
+               std::optional<std::int32_t> clamp, std::string* out) {
   boost::system::error_code ec;
   boost::json::value v = boost::json::parse(body, ec);
-  if (ec || !v.is_object()) {
+  if (ec || !v.is_object() || !FiniteNumbers(v)) {
     return false;
   }
   boost::json::object& o = v.as_object();
@@ -85,10 +116,11 @@ bool StageBody(const std::string& body, std::string_view model, std::optional<st
     o["model"] = model;
   }
   if (clamp.has_value()) {
-    if (o.contains("max_completion_tokens")) {
+    const bool completion_field = chat && o.contains("max_completion_tokens");
+    if (completion_field) {
       o["max_completion_tokens"] = *clamp;
     }
-    if (o.contains("max_tokens") || !o.contains("max_completion_tokens")) {
+    if (o.contains("max_tokens") || !completion_field) {
       o["max_tokens"] = *clamp;
     }
   }
@@ -364,12 +396,9 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
       key->cache != server::ApiKey::Cache::kOff &&
       (key->cache == server::ApiKey::Cache::kAny || req.temperature == 0 || req.seed.has_value())) {
     cache = Cache();
-    const auto cc = request[http::field::cache_control];
-    const std::string_view control(cc.data(), cc.size());
-    const bool no_store = control.find("no-store") != std::string_view::npos;
-    if (cache != nullptr && !no_store) {
-      cache_key = ResultCacheKey(key->tenant, model, request.body());
-      cache_read = control.find("no-cache") == std::string_view::npos;
+    if (cache != nullptr && !HasCacheDirective(request, "no-store")) {
+      cache_key = ResultCacheKey(key->tenant, model, relay_path(chat), request.body());
+      cache_read = !HasCacheDirective(request, "no-cache");
     }
   }
   RelayCapture capture;
@@ -384,7 +413,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   metrics_.in_flight->Inc();
 
   RelayRequest& relay = x.relay;
-  relay.path = chat ? "/v1/chat/completions" : "/v1/completions";
+  relay.path = std::string(relay_path(chat));
   relay.body = &request.body();
   relay.deadline_s = x.received_s + config.request_timeout_s;
   relay.connect_timeout_s = config.connect_timeout_s;
@@ -473,14 +502,11 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     }
     relay.body = &request.body();
     if (stage.pool != 0 || clamp.has_value()) {
-      if (!StageBody(request.body(), stage.pool != 0 ? p.model() : std::string_view(), clamp,
+      if (!StageBody(request.body(), chat, stage.pool != 0 ? p.model() : std::string_view(), clamp,
                      &stage_body)) {
-        break;  // (the parse took it, so not reached; and never in stage 0, as asked)
+        continue;  // a body the gateway cannot rewrite (never primary's: sent as asked)
       }
       relay.body = &stage_body;
-    }
-    if (clamp.has_value()) {
-      metrics_.max_tokens_clamped_total->With({model}).Inc();
     }
     if (looked_up) {
       relay.reply_headers.emplace_back("X-Cache", "miss");
@@ -491,18 +517,24 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     refused = co_await OnPool(x, p);
     if (!refused.has_value()) {
       metrics_.cascade_steps_total->With({model, std::string(routing::ToString(stage.step))}).Inc();
-      if (keep && x.storable && capture.complete) {
+      if (clamp.has_value()) {
+        metrics_.max_tokens_clamped_total->With({model}).Inc();
+      }
+      if (keep && x.storable) {
         const std::int64_t evicted =
-            cache->Store(*cache_key, std::move(capture.answer), clock_.Now());
+            capture.complete ? cache->Store(*cache_key, std::move(capture.answer), clock_.Now())
+                             : -1;
         if (evicted > 0) {
           metrics_.cache_evictions_total->Inc(static_cast<double>(evicted));
         }
-        metrics_.cache_stores_total->With({model, evicted >= 0 ? "stored" : "too_large"}).Inc();
+        metrics_.cache_stores_total->With({model, evicted >= 0 ? "stored" : "not_kept"}).Inc();
         CacheGauges(*cache);
       }
       co_return;
     }
   }
+  // (The primary stage, always there and before any other pool's, ended in a refusal.)
+  SPILLWAY_CHECK(refused.has_value());
   metrics_.cascade_steps_total->With({model, "reject"}).Inc();
   co_await SendRefusal(x, *refused);
 }

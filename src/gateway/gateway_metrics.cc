@@ -81,7 +81,7 @@ GatewayMetrics::GatewayMetrics() {
                                       {"model", "result"});
   cache_stores_total =
       &r.AddCounter("spillway_gateway_cache_stores_total",
-                    "Answers offered to the exact-result cache, by result (stored, too_large).",
+                    "Answers offered to the exact-result cache, by result (stored, not_kept).",
                     {"model", "result"});
   cache_evictions_total = &r.AddCounter("spillway_gateway_cache_evictions_total",
                                         "Entries evicted from the exact-result cache to make "

@@ -53,7 +53,7 @@ struct GatewayMetrics {
   /// Requests sent with max_tokens clamped (the clamp step), by the model asked for.
   metrics::Family<metrics::Counter>* max_tokens_clamped_total;  ///< {model}
   /// The exact-result cache (routing/result_cache.h): lookups by result (hit, miss), answers
-  /// stored (stored, too_large), entries evicted to make room, and its size now.
+  /// stored (stored, not_kept), entries evicted to make room, and its size now.
   metrics::Family<metrics::Counter>* cache_lookups_total;  ///< {model, result}
   metrics::Family<metrics::Counter>* cache_stores_total;   ///< {model, result}
   metrics::Counter* cache_evictions_total;

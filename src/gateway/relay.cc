@@ -74,7 +74,17 @@ net::Headers PassedHeaders(const http::response_header<>& head, const net::Heade
       out.emplace_back(std::string(name), std::string(f.value()));
     }
   }
+  const std::size_t first_added = out.size();
   out.insert(out.end(), added.begin(), added.end());
+  // X-Degraded is a list: the endpoint's own degradation (its clamp) stays beside the gateway's.
+  for (std::size_t i = first_added; i < out.size(); ++i) {
+    if (beast::iequals(out[i].first, "X-Degraded")) {
+      const auto [from, to] = head.equal_range("X-Degraded");
+      for (auto f = from; f != to; ++f) {
+        out[i].second += ", " + std::string(f->value());
+      }
+    }
+  }
   return out;
 }
 
@@ -344,7 +354,8 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     KeepIdleIfClean(up, socket, parser, buffer, watch);
     std::string body = std::move(parser.get().body());
     if (RelayCapture* cap = request.capture; cap != nullptr && out.status == 200) {
-      cap->complete = body.size() <= cap->limit;
+      // Only an answer whose end was framed: one delimited by the close may have been cut.
+      cap->complete = body.size() <= cap->limit && (head.has_content_length() || head.chunked());
       cap->answer = {content_type, cap->complete ? body : std::string(), false};
     }
     co_await conn.Reply(out.status, content_type, std::move(body), headers);

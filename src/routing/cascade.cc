@@ -65,8 +65,10 @@ std::string CascadeOrderError(const std::vector<CascadeStep>& order) {
   if (primary == order.end()) {
     return "the order names primary (the model's own pool)";
   }
-  if (std::find(order.begin(), primary, CascadeStep::kClamp) != primary) {
-    return "clamp comes after primary (it clamps the pools offered the request before it)";
+  if (std::find(order.begin(), primary, CascadeStep::kClamp) != primary ||
+      std::find(order.begin(), primary, CascadeStep::kFallback) != primary) {
+    return "clamp and fallback come after primary (the model asked for is offered the request "
+           "first)";
   }
   for (std::size_t i = 0; i < order.size(); ++i) {
     if (std::count(order.begin(), order.end(), order[i]) > 1) {

@@ -59,8 +59,8 @@ enum class CascadeStep : std::uint8_t { kCache, kPrimary, kClamp, kFallback, kRe
 bool ParseCascadeStep(std::string_view name, CascadeStep* out);
 std::string_view ToString(CascadeStep step);
 std::vector<CascadeStep> DefaultCascadeOrder();
-/// Empty when `order` is an order: primary named, each step at most once, clamp (when given)
-/// after primary, reject (when given) last; else what is wrong, as a sentence.
+/// Empty when `order` is an order: primary named, each step at most once, clamp and fallback
+/// (when given) after primary, reject (when given) last; else what is wrong, as a sentence.
 std::string CascadeOrderError(const std::vector<CascadeStep>& order);
 
 /// A pool's quality degradation: max_tokens clamped to `max_tokens` (0: none) above the load

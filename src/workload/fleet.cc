@@ -140,8 +140,10 @@ Fleet ParseFleet(const config::Field& f) {
     const auto primary = std::find(o.begin(), o.end(), "primary");
     for (std::size_t i = 0; i < o.size(); ++i) {
       if (primary == o.end() || std::find(o.begin(), primary, "clamp") != primary ||
+          std::find(o.begin(), primary, "fallback") != primary ||
           std::count(o.begin(), o.end(), o[i]) > 1 || (o[i] == "reject" && i + 1 != o.size())) {
-        order.Fail("must name primary, each step once, clamp after primary and reject last");
+        order.Fail(
+            "must name primary, each step once, clamp and fallback after primary and reject last");
       }
     }
   }

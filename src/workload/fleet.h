@@ -90,7 +90,7 @@ const std::vector<std::string>& FleetRouterNames();
 /// is given, at_s < 0, until_s <= at_s, a windowed fault without until_s, factor outside
 /// [1, 100]; `replicas` beside `pools`, a pool's model empty or twice, a fallback that is not
 /// the model of another pool or named twice; a cascade_order that is not an order (primary
-/// named, each step once, clamp after primary, reject last).
+/// named, each step once, clamp and fallback after primary, reject last).
 Fleet ParseFleet(const config::Field& f);
 
 }  // namespace spillway

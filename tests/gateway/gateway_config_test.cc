@@ -275,8 +275,8 @@ TEST(GatewayConfigTest, TheCascadeOrderAndAPoolsClampAreReadWithTheirLines) {
       "'lru'");
   EXPECT_EQ(
       ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: [clamp, primary]\n", "g"); }),
-      "g:2: cascade.order: clamp comes after primary (it clamps the pools offered the "
-      "request before it)");
+      "g:2: cascade.order: clamp and fallback come after primary (the model asked for is offered "
+      "the request first)");
   EXPECT_EQ(ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: [cache]\n", "g"); }),
             "g:2: cascade.order: the order names primary (the model's own pool)");
   EXPECT_EQ(ErrorOf([] { LoadGatewayConfigFromString("cascade:\n  order: primary\n", "g"); }),

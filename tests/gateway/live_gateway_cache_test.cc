@@ -146,5 +146,31 @@ TEST_F(LiveGatewayCacheTest, AHitStillSpendsTheTenantsBucket) {
       << "a bucket of 2: the third is refused, cached or not";
 }
 
+TEST_F(LiveGatewayCacheTest, ARouteAndCacheControlAreHonouredAsTheRfcSays) {
+  // One body both routes accept: a chat answer is never a completion's.
+  const std::string both =
+      R"({"model":"big","prompt":"hi","messages":[{"role":"user","content":"hi"}],)"
+      R"("max_tokens":2,"temperature":0})";
+  ASSERT_EQ(Ask("sk-a", both).status, 200);
+  ASSERT_TRUE(StoredReaches(1)) << GatewayMetrics();
+  const HttpResponse chat =
+      gateway().Post("/v1/chat/completions", both, {{"Authorization", "Bearer sk-a"}}, 10);
+  ASSERT_EQ(chat.status, 200) << chat.body;
+  EXPECT_EQ(chat.Header("X-Cache").value_or(""), "miss");
+  EXPECT_NE(chat.body.find("chat.completion"), std::string::npos) << chat.body;
+  // Directives are case-insensitive, in any of several headers; a longer token is another.
+  EXPECT_FALSE(
+      Ask("sk-b", kDeterministic, {{"Cache-Control", "max-age=10"}, {"Cache-Control", "NO-STORE"}})
+          .Header("X-Cache")
+          .has_value());
+  EXPECT_EQ(
+      Ask("sk-b", kDeterministic, {{"Cache-Control", "no-storex"}}).Header("X-Cache").value_or(""),
+      "miss")
+      << "nothing kept before; this one is";
+  ASSERT_TRUE(StoredReaches(3)) << GatewayMetrics();
+  EXPECT_FALSE(
+      Ask("sk-b", kDeterministic, {{"Cache-Control", " No-Cache "}}).Header("X-Cache").has_value());
+}
+
 }  // namespace
 }  // namespace spillway::gateway_test

@@ -120,10 +120,18 @@ TEST_F(LiveGatewayClampTest, PastTheThresholdMaxTokensIsClampedAndTheAnswerSaysS
   EXPECT_NE(s.body.find("[DONE]"), std::string::npos) << s.body;
   EXPECT_NE(s.body.find(R"("completion_tokens":4)"), std::string::npos) << s.body;
 
-  EXPECT_TRUE(StepsReach("clamp", 3)) << GatewayMetrics();
+  // /v1/completions reads max_tokens only: a max_completion_tokens there is clamped as
+  // max_tokens.
+  const HttpResponse only = gateway().Post(
+      "/v1/completions", R"({"model":"big","prompt":"hello","max_completion_tokens":16})", {}, 10);
+  ASSERT_EQ(only.status, 200) << only.body;
+  EXPECT_EQ(only.Header("X-Degraded").value_or(""), "max_tokens=4");
+  EXPECT_LE(CompletionTokens(only), 4) << only.body;
+
+  EXPECT_TRUE(StepsReach("clamp", 4)) << GatewayMetrics();
   EXPECT_EQ(
       MetricSum(GatewayMetrics(), "spillway_gateway_max_tokens_clamped_total", {{"model", "big"}}),
-      3);
+      4);
 }
 
 TEST_F(LiveGatewayClampTest, ARequestAskingForNoMoreThanTheClampIsSentAsAsked) {

@@ -55,6 +55,7 @@ TEST(CascadeOrderTest, AnOrderNamesPrimaryAndEachStepOnceClampAfterItAndRejectLa
       << "the cache only under load";
   EXPECT_NE(CascadeOrderError({}), "");
   EXPECT_NE(CascadeOrderError(Order({"cache", "fallback"})), "");
+  EXPECT_NE(CascadeOrderError(Order({"fallback", "primary"})), "");
   EXPECT_NE(CascadeOrderError(Order({"clamp", "primary"})), "");
   EXPECT_NE(CascadeOrderError(Order({"primary", "clamp", "clamp"})), "");
   EXPECT_NE(CascadeOrderError(Order({"primary", "reject", "fallback"})), "");

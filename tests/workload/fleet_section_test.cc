@@ -108,8 +108,8 @@ TEST(FleetSectionTest, ReadsAPoolsClampAndTheCascadeOrder) {
   EXPECT_NE(LoadError(WithFleet("fleet:\n  cascade_order: [primary, lru]\n" + pools))
                 .find("fleet.cascade_order[1]"),
             std::string::npos);
-  for (const char* order :
-       {"[clamp, primary]", "[primary, clamp, clamp]", "[primary, reject, clamp]"}) {
+  for (const char* order : {"[clamp, primary]", "[fallback, primary]", "[primary, clamp, clamp]",
+                            "[primary, reject, clamp]", "[cache]"}) {
     EXPECT_NE(LoadError(WithFleet(std::string("fleet:\n  cascade_order: ") + order + "\n" + pools))
                   .find("fleet.cascade_order: must name primary"),
               std::string::npos)
