@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The exact-result cache's hit, side by side with nginx's proxy_cache in the same run: one
 # emulated engine (`spillway serve --model m`), and the same deterministic request (64 tokens,
-# temperature 0, bench/cache_hit.lua) sent by wrk on keep-alive connections through
+# temperature 0; bench/gateway_latency.lua with WRK_BODY) sent by wrk on keep-alive connections through
 #   gateway   spillway gateway with `cache: {max_entries: 1000}` -> the engine
 #   nginx     nginx proxy_cache (POST cached, keyed by the request body) -> the engine
 # Each is filled by one request first, so every measured request is a hit. Prints the engine
@@ -28,10 +28,7 @@ command -v curl >/dev/null || die "curl not found (scripts/deps.sh bench)"
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$nginx" ] || die "nginx not found (scripts/deps.sh bench)"
 [ -x "$bin" ] || die "no spillway binary at '$bin'"
-server_cpu=() client_cpu=()
-if [ "$pin" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-  server_cpu=(taskset -c 0) client_cpu=(taskset -c 1)
-fi
+pin_cpus "$pin"
 
 # wait_url LOG: the "listening on URL" a spillway process logged.
 wait_url() {
@@ -96,6 +93,7 @@ for _ in $(seq 50); do
 done
 
 body='{"model":"m","prompt":[1,2,3],"max_tokens":64,"temperature":0}'
+export WRK_BODY=$body  # bench/gateway_latency.lua sends it
 post() {  # post URL: the request once; prints curl's total time in seconds
   curl -s -o /dev/null -w '%{time_total}' -H 'Content-Type: application/json' -d "$body" \
     "$1/v1/completions"
@@ -106,7 +104,7 @@ post "$nginx_url" >/dev/null
 
 run() {  # run NAME URL: one wrk run; prints "NAME p50_us p99_us rps errors"
   local out
-  out=$("${client_cpu[@]}" wrk -t1 -c"$connections" -d"$duration" -s "$here/cache_hit.lua" "$2/v1/completions")
+  out=$("${client_cpu[@]}" wrk -t1 -c"$connections" -d"$duration" -s "$here/gateway_latency.lua" "$2/v1/completions")
   awk -v name="$1" '
     $1 == "latency_us" { p50 = $3; p99 = $5 }
     $1 == "requests" { rps = $2 / ($4 / 1e6) }

@@ -3,7 +3,8 @@
 -- and the non-2xx and socket error counts, which the shell script reads.
 wrk.method = "POST"
 wrk.path = "/v1/completions"
-wrk.body = '{"prompt":[1,2,3],"max_tokens":1}'
+-- WRK_BODY, when set, is the body instead (bench/cache_hit.sh: one deterministic request).
+wrk.body = os.getenv("WRK_BODY") or '{"prompt":[1,2,3],"max_tokens":1}'
 wrk.headers["Content-Type"] = "application/json"
 
 function done(summary, latency, requests)

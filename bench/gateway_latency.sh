@@ -32,10 +32,7 @@ command -v wrk >/dev/null || die "wrk not found (scripts/deps.sh bench)"
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$nginx" ] || die "nginx not found (scripts/deps.sh bench)"
 [ -x "$bin" ] || die "no spillway binary at '$bin'"
-server_cpu=() client_cpu=()
-if [ "$pin" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-  server_cpu=(taskset -c 0) client_cpu=(taskset -c 1)
-fi
+pin_cpus "$pin"
 
 up_port=$(free_port)
 proxy_port=$(free_port)

@@ -19,3 +19,12 @@ trap 'exit 130' INT TERM
 
 # A TCP port free on loopback now.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# pin_cpus PIN: with PIN 1 and >= 2 CPUs (and taskset), sets the arrays server_cpu (CPU 0) and
+# client_cpu (CPU 1) to prefix the servers' and the load generator's commands; else empty.
+pin_cpus() {
+  server_cpu=() client_cpu=()
+  if [ "$1" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+    server_cpu=(taskset -c 0) client_cpu=(taskset -c 1)
+  fi
+}

@@ -20,6 +20,7 @@
 #include "gateway/cache_key.h"
 #include "gateway/exchange.h"
 #include "gateway/relay.h"
+#include "gateway/stage_request.h"
 #include "routing/cascade.h"
 #include "server/api_keys.h"
 #include "server/refusal_replies.h"
@@ -63,31 +64,6 @@ using server::Error;
 /// The upstream path of a completion request.
 std::string_view relay_path(bool chat) { return chat ? "/v1/chat/completions" : "/v1/completions"; }
 
-/// Whether a Cache-Control header of `r` (any of them) names `directive` (RFC 9111 §5.2: a
-/// comma-separated list, directives compared case-insensitively, an argument after `=`).
-bool HasCacheDirective(const net::Request& r, std::string_view directive) {
-  const auto [from, to] = r.equal_range(http::field::cache_control);
-  for (auto f = from; f != to; ++f) {
-    std::string_view list(f->value().data(), f->value().size());
-    while (!list.empty()) {
-      const std::size_t comma = list.find(',');
-      std::string_view item = list.substr(0, comma);
-      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-      item = item.substr(0, item.find('='));
-      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) {
-        item.remove_prefix(1);
-      }
-      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) {
-        item.remove_suffix(1);
-      }
-      if (beast::iequals(item, directive)) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
 /// The degradation of the pool of `model` in `config` (none for a pool discovered from its
 /// endpoints).
 routing::DegradeConfig DegradeOf(const GatewayConfig& config, std::string_view model) {
@@ -97,35 +73,6 @@ routing::DegradeConfig DegradeOf(const GatewayConfig& config, std::string_view m
     }
   }
   return {};
-}
-
-/// `body` (a JSON object: the parse accepted it) as a cascade stage sends it, into `out`: with
-/// `model` when not empty, and max_tokens (and, for `chat`, max_completion_tokens, which wins
-/// over it there) set to `clamp` when given. False when `body` is not a JSON object or holds a
-/// number Boost.JSON cannot write back (the stage is then skipped: the request is only sent as
-/// its client wrote it).
-bool StageBody(const std::string& body, bool chat, std::string_view model,
-               std::optional<std::int32_t> clamp, std::string* out) {
-  boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(body, ec);
-  if (ec || !v.is_object() || !FiniteNumbers(v)) {
-    return false;
-  }
-  boost::json::object& o = v.as_object();
-  if (!model.empty()) {
-    o["model"] = model;
-  }
-  if (clamp.has_value()) {
-    const bool completion_field = chat && o.contains("max_completion_tokens");
-    if (completion_field) {
-      o["max_completion_tokens"] = *clamp;
-    }
-    if (o.contains("max_tokens") || !completion_field) {
-      o["max_tokens"] = *clamp;
-    }
-  }
-  *out = boost::json::serialize(v);
-  return true;
 }
 
 }  // namespace
