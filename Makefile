@@ -8,7 +8,7 @@ SOAK_SECONDS ?= 600
 # "Quick start", says how much each group installs). `make deps` installs every group.
 DEPS = ./scripts/deps.sh
 
-.PHONY: deps build test test-asan test-tsan fuzz demo soak bench bench-failure bench-reject bench-gateway bench-metrics format format-check clean
+.PHONY: deps build test test-asan test-tsan fuzz demo soak bench bench-failure bench-reject bench-gateway bench-cache bench-limit bench-metrics format format-check clean
 
 deps:
 	$(DEPS) all
@@ -104,6 +104,14 @@ bench-cache:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target spillway
 	./bench/cache_hit.sh build/spillway
+
+# One tenant's limit across 2, 3 and 4 gateways sharing a Redis (beside a fixed window), Redis
+# killed and restarted, and the shared decision's latency (bench/shared_limit.sh, ~8 min).
+bench-limit:
+	$(DEPS) bench
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target spillway
+	./bench/shared_limit.sh build/spillway
 
 format:
 	$(DEPS) format

@@ -30,18 +30,6 @@ nginx=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$bin" ] || die "no spillway binary at '$bin'"
 pin_cpus "$pin"
 
-# wait_url LOG: the "listening on URL" a spillway process logged.
-wait_url() {
-  local url=""
-  for _ in $(seq 150); do
-    url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$1" | head -1)
-    [ -n "$url" ] && break
-    sleep 0.1
-  done
-  [ -n "$url" ] || die "did not start: $(cat "$1")"
-  echo "$url"
-}
-
 "${server_cpu[@]}" "$bin" serve --port 0 --model m >"$tmp/serve.log" 2>&1 &
 pids+=($!)
 engine=$(wait_url "$tmp/serve.log")

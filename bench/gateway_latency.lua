@@ -6,6 +6,10 @@ wrk.path = "/v1/completions"
 -- WRK_BODY, when set, is the body instead (bench/cache_hit.sh: one deterministic request).
 wrk.body = os.getenv("WRK_BODY") or '{"prompt":[1,2,3],"max_tokens":1}'
 wrk.headers["Content-Type"] = "application/json"
+-- WRK_AUTHORIZATION, when set, is sent as the Authorization header (bench/shared_limit.sh).
+if os.getenv("WRK_AUTHORIZATION") then
+  wrk.headers["Authorization"] = os.getenv("WRK_AUTHORIZATION")
+end
 
 function done(summary, latency, requests)
   io.write(string.format("latency_us p50 %d p99 %d\n", latency:percentile(50),

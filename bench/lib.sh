@@ -28,3 +28,15 @@ pin_cpus() {
     server_cpu=(taskset -c 0) client_cpu=(taskset -c 1)
   fi
 }
+
+# wait_url LOG: the "listening on URL" a spillway process logged (up to 15 s; dies without it).
+wait_url() {
+  local url=""
+  for _ in $(seq 150); do
+    url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$1" | head -1)
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || die "did not start: $(cat "$1")"
+  echo "$url"
+}

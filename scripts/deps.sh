@@ -32,6 +32,7 @@ build=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libyaml-cpp-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libhiredis-dev
 )
 
 usage() {
@@ -45,14 +46,15 @@ packages_of() {
     build) packages+=("${build[@]}") ;;
     demo) packages+=("${build[@]}" gnuplot-nox) ;;
     test)
-      packages+=("${build[@]}" gnuplot-nox chromium fonts-dejavu-core prometheus curl nginx)
+      packages+=("${build[@]}" gnuplot-nox chromium fonts-dejavu-core prometheus curl nginx
+        redis-server)
       # A node and npm from elsewhere (nvm, NodeSource) on PATH will do, else Debian's
       # (bookworm: node 18, npm 9).
       command -v node >/dev/null 2>&1 || packages+=(nodejs)
       command -v npm >/dev/null 2>&1 || packages+=(npm)
       ;;
     soak) packages+=("${build[@]}" curl gnuplot-nox) ;;
-    bench) packages+=("${build[@]}" gnuplot-nox wrk curl nginx nghttp2-client prometheus-cpp-dev) ;;
+    bench) packages+=("${build[@]}" gnuplot-nox wrk curl nginx nghttp2-client prometheus-cpp-dev redis-server) ;;
     fuzz) packages+=("${build[@]}" clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14) ;;
     format) packages+=(clang-format git) ;;
     all)

@@ -10,6 +10,16 @@ const std::vector<ContractRow>& OverloadContract() {
   static const std::vector<ContractRow> rows = {
       {"rate_limited", 429, "rate_limit_error", true,
        "the tenant's token bucket is empty (X-RateLimit-Reset says when it refills)", ""},
+      {"token_rate_limited", 429, "rate_limit_error", true,
+       "the gateway: the tenant's token rate (prompt tokens + max_tokens a second) is spent", ""},
+      {"retry_rate_limited", 429, "rate_limit_error", true,
+       "the gateway: the tenant's retries (a request seen within the retry window) are over "
+       "its retry rate",
+       ""},
+      {"rate_limiter_unavailable", 429, "rate_limit_error", true,
+       "the gateway: the shared rate limiter (Redis) did not answer in time and the gateway "
+       "fails closed",
+       ""},
       {"queue_delay_exceeded", 429, "rate_limit_error", true,
        "predictive: the estimated queue delay plus prefill would pass the TTFT SLO",
        "rejected-saturated"},

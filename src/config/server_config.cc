@@ -111,8 +111,8 @@ void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out, 
   }
   for (const config::Field& k : keys.Items()) {
     if (gateway) {
-      k.RequireKnownKeys(
-          {"key", "tenant", "rate_rps", "burst", "max_priority", "cascade", "cache"});
+      k.RequireKnownKeys({"key", "tenant", "rate_rps", "burst", "max_priority", "cascade", "cache",
+                          "tokens_per_s", "token_burst", "retry_rps", "retry_burst"});
     } else {
       k.RequireKnownKeys({"key", "tenant", "rate_rps", "burst", "max_priority"});
     }
@@ -132,6 +132,18 @@ void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out, 
       }
     }
     ReadInt(k["max_priority"], &a.max_priority, 0, 1 << 20);
+    const auto rate = [&k](const char* name, double* out, double lo) {
+      if (const config::Field f = k[name]; f.present()) {
+        *out = f.AsDouble();
+        if (!(*out >= lo && *out <= 1e12)) {
+          f.Fail(fmt::format("must be in [{:g}, 1e12]", lo));
+        }
+      }
+    };
+    rate("tokens_per_s", &a.tokens_per_s, 0);
+    rate("token_burst", &a.token_burst, 1);
+    rate("retry_rps", &a.retry_rps, 0);
+    rate("retry_burst", &a.retry_burst, 1);
     if (const config::Field c = k["cascade"]; c.present()) {
       const std::string v = c.AsString();
       if (v != "allow" && v != "deny") {

@@ -30,6 +30,14 @@ struct ApiKey {
   /// `cache`): deterministic ones (temperature 0 or a seed; the default), any, or none (off).
   enum class Cache : std::uint8_t { kDeterministic, kAny, kOff };
   Cache cache = Cache::kDeterministic;
+  /// The gateway only: the tenant's token rate (prompt tokens + max_tokens a second, reserved at
+  /// admission and corrected by the reply's usage; 0 = none) and its burst, and its retry rate
+  /// (requests seen before within rate_limit.retry_window_s; 0 = not limited apart) and burst.
+  /// As rate_rps, the first key of a tenant that sets them sets them.
+  double tokens_per_s = 0;
+  double token_burst = 0;  ///< 0: one second of tokens_per_s
+  double retry_rps = 0;
+  double retry_burst = 1;
 
   bool operator==(const ApiKey&) const = default;
 };
@@ -70,7 +78,8 @@ struct ServerConfig {
 
 /// Reads an `api_keys` list ([{key, tenant, rate_rps, burst, max_priority}], absent: none)
 /// into `out`, as serve's config and the gateway's read it; the `gateway`'s keys may also say
-/// `cascade: allow | deny` and `cache: deterministic | any | off`. Throws config::ConfigError
+/// `cascade: allow | deny`, `cache: deterministic | any | off`, `tokens_per_s`, `token_burst`,
+/// `retry_rps` and `retry_burst`. Throws config::ConfigError
 /// naming the file, line and field (a key empty or listed twice, a negative rate, a burst below 1,
 /// a key not known here).
 void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out,

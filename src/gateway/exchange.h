@@ -26,6 +26,11 @@ struct GatewayHandler::Exchange {
   /// Set by OnPool: the endpoint's answer was a complete 200 it did not degrade (one the
   /// exact-result cache may keep).
   bool storable = false;
+  std::string tenant;  ///< the key's tenant (the label of its 429s)
+  /// Set by OnPool: an endpoint took the request (its answer, or part of it, was relayed).
+  bool relayed = false;
+  /// Set by OnPool: the tokens the relayed 200's usage reported (RelayRequest::want_usage).
+  std::optional<std::int64_t> usage_tokens;
 
   /// Ends the request in exactly one ledger bucket, and counts the reply.
   void Finish(GatewayMetrics& m, metrics::Counter* bucket, unsigned status, std::string_view reason,
@@ -34,6 +39,9 @@ struct GatewayHandler::Exchange {
     m.in_flight->Dec();
     m.requests_total->With({model, std::to_string(status), std::string(reason), std::string(by)})
         .Inc();
+    if (status == 429) {
+      m.tenant_refusals_total->With({tenant, std::string(reason)}).Inc();
+    }
   }
 };
 

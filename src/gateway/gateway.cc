@@ -146,6 +146,7 @@ void KeepListener(const GatewayConfig& running, GatewayConfig* next) {
   keep(&GatewayConfig::threads, "listen.threads");
   keep(&GatewayConfig::max_connections, "listen.max_connections");
   keep(&GatewayConfig::max_body_bytes, "listen.max_body_bytes");
+  keep(&GatewayConfig::rate_limit, "rate_limit");
   if (!changed.empty()) {
     std::cerr << fmt::format(
         "spillway gateway: reload: {} changed: takes a restart; kept the running value\n",
@@ -393,7 +394,8 @@ int Gateway::Run() {
         open_files, m.config.max_connections);
   }
   m.Start();
-  m.handler = std::make_unique<GatewayHandler>(m.state, m.metrics, m.clock, m.draining);
+  m.handler = std::make_unique<GatewayHandler>(m.ioc.get_executor(), m.state, m.metrics, m.clock,
+                                               m.draining);
   net::HttpServerOptions http;
   http.host = m.config.host;
   http.port = m.config.port;

@@ -7,6 +7,7 @@
 
 #include "config/config_error.h"
 #include "config/yaml_reader.h"
+#include "net/redis_client.h"
 #include "net/target.h"
 
 namespace spillway::gateway {
@@ -207,13 +208,50 @@ void ReadPools(const Field& pools, GatewayConfig* c) {
   }
 }
 
+void ReadRateLimit(const Field& s, RateLimitConfig* r) {
+  s.RequireKnownKeys({"redis", "decision_budget_s", "on_unavailable", "gateways", "key_prefix",
+                      "retry_window_s", "reserve_max_tokens", "algorithm"});
+  if (const Field f = s["redis"]; f.present()) {
+    r->redis = f.AsString();
+    std::string error;
+    if (!r->redis.empty() && !net::ParseRedisUrl(r->redis, &error)) {
+      f.Fail(error);
+    }
+  }
+  r->decision_budget_s = SecondsIn(s["decision_budget_s"], r->decision_budget_s, 0.0001, 10);
+  if (const Field f = s["on_unavailable"]; f.present()) {
+    const std::string v = f.AsString();
+    if (v != "fail_open" && v != "fail_close") {
+      f.Fail("must be fail_open or fail_close");
+    }
+    r->fail_open = v == "fail_open";
+  }
+  r->gateways = static_cast<std::int32_t>(IntIn(s["gateways"], r->gateways, 1, 10000));
+  if (const Field f = s["key_prefix"]; f.present()) {
+    r->key_prefix = f.AsString();
+    if (r->key_prefix.empty() || r->key_prefix.find_first_of("{} \t\n") != std::string::npos) {
+      f.Fail("must be a non-empty word without braces or spaces");
+    }
+  }
+  r->retry_window_s = SecondsIn(s["retry_window_s"], r->retry_window_s, 0.001, 86400);
+  r->reserve_max_tokens =
+      static_cast<std::int32_t>(IntIn(s["reserve_max_tokens"], r->reserve_max_tokens, 1, 1 << 24));
+  if (const Field f = s["algorithm"]; f.present()) {
+    const std::string v = f.AsString();
+    if (v != "gcra" && v != "fixed_window") {
+      f.Fail("must be gcra or fixed_window");
+    }
+    r->fixed_window = v == "fixed_window";
+  }
+}
+
 GatewayConfig Parse(const Field& root) {
   GatewayConfig c;
   if (!root.present()) {
     return c;
   }
   root.RequireKnownKeys({"listen", "router", "scrape", "timeouts", "retries", "queue", "health",
-                         "cascade", "cache", "pools", "api_keys"});
+                         "cascade", "cache", "pools", "api_keys", "rate_limit"});
   server::LoadApiKeys(root["api_keys"], &c.api_keys, /*gateway=*/true);
   if (const Field s = root["listen"]; s.present()) {
     ReadListen(s, &c);
@@ -279,6 +317,21 @@ GatewayConfig Parse(const Field& root) {
       if (const std::string problem = routing::CascadeOrderError(c.cascade_order);
           !problem.empty()) {
         f.FailSaying(problem);
+      }
+    }
+  }
+  if (const Field s = root["rate_limit"]; s.present()) {
+    ReadRateLimit(s, &c.rate_limit);
+    if (c.rate_limit.fixed_window) {
+      for (const auto& [key, k] : c.api_keys) {
+        if (k.tokens_per_s > 0 || k.retry_rps > 0) {
+          s["algorithm"].Fail(
+              "fixed_window limits the request rate only (kept for comparison): a key with "
+              "tokens_per_s or retry_rps needs gcra");
+        }
+      }
+      if (!c.rate_limit.shared()) {
+        s["algorithm"].Fail("fixed_window is a Redis algorithm: set rate_limit.redis");
       }
     }
   }

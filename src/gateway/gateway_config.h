@@ -60,6 +60,36 @@ struct PoolConfig {
   routing::DegradeConfig degrade = {};
 };
 
+/// Where and how the tenants' quotas (the keys' rate_rps, tokens_per_s and retry_rps) are
+/// decided (gateway/shared_quota.h). Restart-only: a reload keeps the running value.
+struct RateLimitConfig {
+  /// redis://IP[:PORT] or unix:///PATH: the Redis every gateway of the deployment shares;
+  /// empty: this gateway decides alone (the request rate in its own bucket, the token and
+  /// retry rates in its memory).
+  std::string redis;
+  /// How long a request waits for Redis's decision before the unavailable mode decides it.
+  Seconds decision_budget_s = 0.005;
+  /// Redis unreachable or over budget: fail_open (the local quotas at each rate divided by the
+  /// number of gateways), or fail_close (429 rate_limiter_unavailable).
+  bool fail_open = true;
+  /// The gateways fail-open divides by before Redis has counted them (each gateway registers
+  /// itself every second).
+  std::int32_t gateways = 1;
+  std::string key_prefix = "spillway";
+  /// A request seen again within this window (same Idempotency-Key, or same body, same
+  /// tenant) is a retry.
+  Seconds retry_window_s = 10;
+  /// The reservation's max_tokens for a request that gives none (corrected by its usage).
+  std::int32_t reserve_max_tokens = 256;
+  /// The request-rate algorithm in Redis: gcra, or fixed_window (one-second windows, as
+  /// Envoy's ratelimit service counts: kept for comparison, allows up to twice the rate across
+  /// a window edge).
+  bool fixed_window = false;
+
+  bool shared() const { return !redis.empty(); }
+  bool operator==(const RateLimitConfig&) const = default;
+};
+
 struct GatewayConfig {
   /// The routing core's settings of every pool.
   routing::PoolConfig PoolSettings() const { return {router, health, retry, queue, prediction}; }
@@ -112,6 +142,9 @@ struct GatewayConfig {
   std::vector<routing::CascadeStep> cascade_order = routing::DefaultCascadeOrder();
   /// The exact-result cache (routing/result_cache.h): off unless cache.max_entries > 0.
   routing::ResultCacheConfig cache;
+
+  /// Tenant quotas shared across gateways (gateway/shared_quota.h): rate_limit.*.
+  RateLimitConfig rate_limit;
 
   /// Clients' API keys, as `spillway serve` reads them: with any configured, every completion
   /// request names one (401 otherwise); a key's tenant gets a token bucket of rate_rps and

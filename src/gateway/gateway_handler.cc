@@ -11,6 +11,7 @@
 #include <boost/json.hpp>
 #include <charconv>
 #include <cmath>
+#include <utility>
 
 #include "api/overload_contract.h"
 #include "api/request_parser.h"
@@ -77,10 +78,14 @@ routing::DegradeConfig DegradeOf(const GatewayConfig& config, std::string_view m
 
 }  // namespace
 
-GatewayHandler::GatewayHandler(const LiveState& state, GatewayMetrics& metrics,
-                               const net::SteadyClock& clock, const std::atomic<bool>& draining)
+GatewayHandler::GatewayHandler(const asio::any_io_executor& executor, const LiveState& state,
+                               GatewayMetrics& metrics, const net::SteadyClock& clock,
+                               const std::atomic<bool>& draining)
     : state_(state), metrics_(metrics), clock_(clock), draining_(draining) {
-  door_.emplace(server::TenantDoorConfig(state.Get()->config->api_keys), clock.Now());
+  const GatewayConfig& config = *state.Get()->config;
+  door_.emplace(server::TenantDoorConfig(config.api_keys), clock.Now());
+  quota_ = std::make_unique<SharedQuota>(executor, config.rate_limit, metrics, clock);
+  quota_limits_ = QuotaLimitsOf(config.api_keys, config.rate_limit.shared());
   if (const routing::ResultCacheConfig& c = state.Get()->config->cache; c.enabled()) {
     cache_ = std::make_shared<routing::ResultCache>(c);
   }
@@ -95,11 +100,55 @@ void GatewayHandler::OnReload(const GatewayConfig& before, const GatewayConfig& 
   if (before.api_keys != after.api_keys) {
     const std::lock_guard lock(door_mu_);
     door_.emplace(server::TenantDoorConfig(after.api_keys), clock_.Now());
+    // (rate_limit is restart-only: the running one's `shared` holds.)
+    quota_limits_ = QuotaLimitsOf(after.api_keys, before.rate_limit.shared());
   }
   if (before.cache != after.cache) {
     const std::lock_guard lock(door_mu_);
     cache_ = after.cache.enabled() ? std::make_shared<routing::ResultCache>(after.cache) : nullptr;
   }
+}
+
+TenantQuotaLimits GatewayHandler::QuotaLimitsFor(std::string_view tenant) {
+  const std::lock_guard lock(door_mu_);
+  const auto it = quota_limits_.find(tenant);
+  return it != quota_limits_.end() ? it->second : TenantQuotaLimits{};
+}
+
+asio::awaitable<bool> GatewayHandler::DecideQuota(net::HttpConnection& conn,
+                                                  const std::string& model,
+                                                  const server::ApiKey& key,
+                                                  const TenantQuotaLimits& limits,
+                                                  double reserved_tokens) {
+  const net::Request& request = conn.request();
+  const auto idempotency = request["Idempotency-Key"];
+  const std::string identity =
+      RequestIdentity({idempotency.data(), idempotency.size()}, request.body());
+  const QuotaVerdict v =
+      co_await quota_->Decide(limits, QuotaAsk{key.tenant, reserved_tokens, identity});
+  if (v.decision.retry) {
+    metrics_.tenant_retries_total->With({key.tenant}).Inc();
+  }
+  if (v.allowed()) {
+    co_return true;
+  }
+  const std::string reason(v.reason());
+  metrics_.requests_total->With({model, "429", reason, "gateway"}).Inc();
+  metrics_.tenant_refusals_total->With({key.tenant, reason}).Inc();
+  const std::string message =
+      v.unavailable ? "The shared rate limiter is unavailable and this gateway fails closed."
+      : v.decision.refused_by == QuotaLimit::kTokens
+          ? fmt::format(
+                "The tenant's token rate is spent ({:.0f} tokens reserved: the prompt "
+                "and max_tokens).",
+                reserved_tokens)
+      : v.decision.refused_by == QuotaLimit::kRetries
+          ? "The tenant's retries are over its retry rate."
+          : "The tenant's request rate is spent.";
+  co_await SendError(
+      conn, server::ContractError(reason, message),
+      api::ContractHeaders(reason, std::max(1.0, std::ceil(v.decision.retry_after_s))));
+  co_return false;
 }
 
 std::shared_ptr<EndpointPool> GatewayHandler::PoolFor(const GatewayState& state,
@@ -245,6 +294,7 @@ std::optional<net::EarlyReply> GatewayHandler::Head(const net::Request& head) {
     bucket = door_->DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
   }
   if (!bucket.admitted()) {
+    metrics_.tenant_refusals_total->With({key->tenant, "rate_limited"}).Inc();
     return early(server::OverloadError(bucket, config.router.ttft_slo_s, config.request_timeout_s),
                  "rate_limited", server::OverloadHeaders(bucket));
   }
@@ -333,6 +383,15 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     cascade = cascade && beast::iequals(v, "on");
   }
 
+  // The tenant's quotas (a cache hit spends them too); the token reservation is corrected when
+  // the request ends: by the reply's usage, or all of it given back when no endpoint took it.
+  const TenantQuotaLimits limits = QuotaLimitsFor(key->tenant);
+  const double reserved_tokens =
+      route.prompt_tokens + req.max_tokens.value_or(config.rate_limit.reserve_max_tokens);
+  if (limits.any() && !co_await DecideQuota(conn, model, *key, limits, reserved_tokens)) {
+    co_return;
+  }
+
   // The exact-result cache: whether the cache step may answer this request (the key's rule,
   // deterministic unless it says any, and the client's Cache-Control) and keep its answer.
   std::shared_ptr<routing::ResultCache> cache;
@@ -353,8 +412,27 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     capture.limit = static_cast<std::size_t>(cache->config().max_entry_bytes);
   }
 
-  Exchange x{conn, config, model, std::move(route), clock_.Now(), 0, {}};
+  Exchange x{conn,  config,      model, std::move(route), clock_.Now(), 0, {},
+             false, key->tenant, false, std::nullopt};
   x.slo_s = x.route.ttft_slo_s.value_or(config.router.ttft_slo_s);
+  // The token reservation's correction, at the request's end however it ends (a refusal's
+  // before it is sent, so that the client's next request finds the tokens back).
+  struct TokenCorrection {
+    SharedQuota& quota;
+    const TenantQuotaLimits& limits;
+    const Exchange& x;
+    double reserved;
+    bool settled = false;
+    void Settle() {
+      if (!std::exchange(settled, true)) {
+        const double used = x.usage_tokens.has_value() ? static_cast<double>(*x.usage_tokens)
+                            : x.relayed                ? reserved
+                                                       : 0.0;
+        quota.AdjustTokens(limits, x.tenant, used - reserved);
+      }
+    }
+    ~TokenCorrection() { Settle(); }
+  } correction{*quota_, limits, x, reserved_tokens};
   pool->OnReceived(x.received_s);
   metrics_.received_total->Inc();
   metrics_.in_flight->Inc();
@@ -365,6 +443,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   relay.deadline_s = x.received_s + config.request_timeout_s;
   relay.connect_timeout_s = config.connect_timeout_s;
   relay.registry = &relays_;
+  relay.want_usage = limits.tokens.has_value();
   for (const auto& f : request) {
     if (PassRequestHeader(f.name_string()) &&
         !beast::iequals(f.name_string(), "X-Priority-Class") &&
@@ -483,6 +562,7 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   // (The primary stage, always there and before any other pool's, ended in a refusal.)
   SPILLWAY_CHECK(refused.has_value());
   metrics_.cascade_steps_total->With({model, "reject"}).Inc();
+  correction.Settle();
   co_await SendRefusal(x, *refused);
 }
 

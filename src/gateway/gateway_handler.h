@@ -18,6 +18,13 @@
 // SLO; the answer says which model served it (X-Spillway-Served-Model on every relayed answer,
 // and X-Degraded: cascade when it was a fallback). A key with `cascade: deny` is never sent on.
 //
+// The tenants' quotas (gateway/shared_quota.h): the request rate in the door's bucket at the
+// request's head (and, with rate_limit.redis, across every gateway in Redis), the token and
+// retry rates once the body is read (429 rate_limited, token_rate_limited,
+// retry_rate_limited, or rate_limiter_unavailable when Redis is down and the gateway fails
+// closed); a token reservation is corrected by the reply's usage. Every 429 is counted by
+// tenant.
+//
 // A request takes the gateway's config and pools once, at its arrival (LiveState), and keeps
 // them to its end: a config reload applies to the requests that arrive after it.
 
@@ -36,6 +43,7 @@
 #include "gateway/gateway_metrics.h"
 #include "gateway/live_state.h"
 #include "gateway/relay.h"
+#include "gateway/shared_quota.h"
 #include "net/clock.h"
 #include "net/http_connection.h"
 #include "net/http_server.h"
@@ -45,8 +53,10 @@ namespace spillway::gateway {
 class GatewayHandler {
  public:
   /// All references must outlive the handler; `state` must hold a state already; `draining`
-  /// is set by the signal handler.
-  GatewayHandler(const LiveState& state, GatewayMetrics& metrics, const net::SteadyClock& clock,
+  /// is set by the signal handler. The tenant quotas' Redis client and heartbeat run on
+  /// `executor`.
+  GatewayHandler(const boost::asio::any_io_executor& executor, const LiveState& state,
+                 GatewayMetrics& metrics, const net::SteadyClock& clock,
                  const std::atomic<bool>& draining);
 
   /// A config reload changed the config from `before` to `after` (called before the new state
@@ -109,6 +119,15 @@ class GatewayHandler {
   /// starts an empty one).
   std::shared_ptr<routing::ResultCache> cache_;
   std::shared_ptr<routing::ResultCache> Cache();
+  /// The tenants' quotas and their limits (under door_mu_; made anew when the keys change).
+  std::unique_ptr<SharedQuota> quota_;
+  std::map<std::string, TenantQuotaLimits, std::less<>> quota_limits_;
+  TenantQuotaLimits QuotaLimitsFor(std::string_view tenant);
+  /// Decides the tenant quotas of completion request `request` of `key`'s tenant, reserving
+  /// `reserved_tokens`: true when allowed; else false, the refusal sent.
+  boost::asio::awaitable<bool> DecideQuota(net::HttpConnection& conn, const std::string& model,
+                                           const server::ApiKey& key,
+                                           const TenantQuotaLimits& limits, double reserved_tokens);
   RelayRegistry relays_;
   std::atomic<routing::Ticket> next_ticket_{1};
 };

@@ -95,6 +95,36 @@ GatewayMetrics::GatewayMetrics() {
   retries_denied_total =
       &r.AddCounter("spillway_gateway_retries_denied_total",
                     "Retries not sent, by why: attempts, no_endpoint, budget.", {"why"});
+  tenant_refusals_total =
+      &r.AddCounter("spillway_gateway_tenant_refusals_total",
+                    "429s by tenant and reason (X-Overload-Reason): its request, token or retry "
+                    "limits, the shared limiter unavailable, or the pools' load.",
+                    {"tenant", "reason"});
+  tenant_retries_total = &r.AddCounter(
+      "spillway_gateway_tenant_retries_total",
+      "Requests seen before from the same tenant within rate_limit.retry_window_s (same "
+      "Idempotency-Key, or same body), by tenant.",
+      {"tenant"});
+  rate_limit_decisions_total = &r.AddCounter(
+      "spillway_gateway_rate_limit_decisions_total",
+      "Tenant quota decisions by where they were made: shared (Redis), local (no Redis "
+      "configured), fail_open (Redis unavailable: the local share), fail_close (Redis "
+      "unavailable: refused), and by result (allowed, refused).",
+      {"source", "result"});
+  rate_limiter_mode = &r.AddGauge("spillway_gateway_rate_limiter_mode",
+                                  "1 for the mode the tenant quotas are decided in: shared, local, "
+                                  "fail_open or fail_close.",
+                                  {"mode"});
+  rate_limit_gateways = &r.AddGauge("spillway_gateway_rate_limit_gateways",
+                                    "Gateways sharing the tenant quotas, as Redis last counted "
+                                    "them (fail-open divides each rate by it).")
+                             .Get();
+  rate_limit_decision_seconds =
+      &r.AddHistogram("spillway_gateway_rate_limit_decision_seconds",
+                      "Round trip of a shared quota decision to Redis, seconds.",
+                      {0.00005, 0.0001, 0.00015, 0.0002, 0.0003, 0.0004, 0.0005, 0.00075, 0.001,
+                       0.002, 0.005, 0.01, 0.05})
+           .Get();
   ttft_seconds = &r.AddHistogram("spillway_gateway_ttft_seconds",
                                  "Send to the first relayed bytes of a 200 stream, seconds.",
                                  metrics::LatencyBucketsSeconds())

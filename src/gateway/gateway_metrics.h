@@ -60,7 +60,14 @@ struct GatewayMetrics {
   metrics::Gauge* cache_entries;
   metrics::Gauge* cache_bytes;
   metrics::Family<metrics::Counter>*
-      retries_denied_total;          ///< {why: attempts, no_endpoint, budget}
+      retries_denied_total;  ///< {why: attempts, no_endpoint, budget}
+  /// Tenant quotas (gateway/shared_quota.h).
+  metrics::Family<metrics::Counter>* tenant_refusals_total;  ///< {tenant, reason}: every 429
+  metrics::Family<metrics::Counter>* tenant_retries_total;   ///< {tenant}: requests seen before
+  metrics::Family<metrics::Counter>* rate_limit_decisions_total;  ///< {source, result}
+  metrics::Family<metrics::Gauge>* rate_limiter_mode;  ///< {mode}: 1 for the mode in force
+  metrics::Gauge* rate_limit_gateways;  ///< the gateways sharing the limits, as Redis counts them
+  metrics::Histogram* rate_limit_decision_seconds;  ///< a shared decision's round trip
   metrics::Histogram* ttft_seconds;  ///< send to the first relayed bytes of a 200 stream
   metrics::Histogram* e2e_seconds;   ///< received to the end of a completed reply
   /// Time in the wait queue of the requests that left it (sent, expired or refused).

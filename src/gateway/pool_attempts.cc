@@ -96,6 +96,10 @@ asio::awaitable<std::optional<GatewayHandler::Refusal>> GatewayHandler::OnPool(E
     const Seconds now = clock_.Now();
     pool.OnFinish(i, now, r.end == AttemptResult::End::kRelayed && r.status == 200);
     using End = AttemptResult::End;
+    x.relayed = x.relayed || (r.end != End::kRefused && r.end != End::kUnreachable);
+    if (r.usage_tokens.has_value()) {
+      x.usage_tokens = r.usage_tokens;
+    }
     switch (r.end) {
       case End::kRelayed:
         if (r.status >= 500) {

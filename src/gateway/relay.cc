@@ -23,6 +23,7 @@
 
 #include "api/overload_contract.h"
 #include "api/responses.h"
+#include "gateway/usage_scan.h"
 #include "net/parse_buffered.h"
 #include "net/response_head.h"
 #include "server/refusal_replies.h"
@@ -353,6 +354,9 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
     // Before the client's write: the next request may use the connection at once.
     KeepIdleIfClean(up, socket, parser, buffer, watch);
     std::string body = std::move(parser.get().body());
+    if (request.want_usage && out.status == 200) {
+      out.usage_tokens = UsageTokens(body);
+    }
     if (RelayCapture* cap = request.capture; cap != nullptr && out.status == 200) {
       // Only an answer whose end was framed: one delimited by the close may have been cut.
       cap->complete = body.size() <= cap->limit && (head.has_content_length() || head.chunked());
@@ -384,6 +388,7 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
   }
   bool first = true;
   StreamScan errors;
+  StreamUsage usage;
   // A close-delimited stream (neither chunked nor with a length) ends when the connection
   // closes, which a crash does too: it is complete only once it said so ([DONE], an error).
   const bool close_delimited = !head.chunked() && !head.has_content_length();
@@ -398,6 +403,10 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       first = false;
       if (errors.Feed(bytes)) {
         out.stream_error = errors.code();
+      }
+      if (request.want_usage) {
+        usage.Feed(bytes);
+        out.usage_tokens = usage.tokens();
       }
       if (cap != nullptr && cap->complete) {
         cap->complete = cap->answer.body.size() + bytes.size() <= cap->limit;

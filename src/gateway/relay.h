@@ -53,6 +53,8 @@ struct RelayRequest {
   RelayRegistry* registry = nullptr;
   /// Where to keep the 200 answer as relayed (each attempt starts it afresh); null: nowhere.
   RelayCapture* capture = nullptr;
+  /// Read the token usage a 200 answer reports (AttemptResult::usage_tokens).
+  bool want_usage = false;
 };
 
 struct AttemptResult {
@@ -81,6 +83,8 @@ struct AttemptResult {
   /// A relayed stream that ended with an SSE error event (e.g. a drop at the queue head after
   /// a 200 head): its error code ("stream_error" when it names none); empty otherwise.
   std::string stream_error;
+  /// The tokens a 200 answer's usage reported (want_usage; a stream only with include_usage).
+  std::optional<std::int64_t> usage_tokens;
   /// The endpoint's answer said X-Degraded (its own max_tokens clamp, say).
   bool degraded = false;
 };

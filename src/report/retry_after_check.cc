@@ -5,8 +5,11 @@
 namespace spillway {
 
 bool RetryAfterChecked(int http_status, std::string_view reason, Seconds retry_after_s) {
+  // A tenant quota's refusal says when its bucket refills, not when a queue drains.
   return (http_status == 429 || http_status == 503) && retry_after_s > 0 &&
-         reason != "rate_limited" && reason != "draining";
+         reason != "rate_limited" && reason != "token_rate_limited" &&
+         reason != "retry_rate_limited" && reason != "rate_limiter_unavailable" &&
+         reason != "draining";
 }
 
 std::vector<Seconds> DrainTimes(std::vector<QueueSpan> spans,

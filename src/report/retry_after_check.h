@@ -14,9 +14,10 @@
 //                  nothing). Under FCFS it is when the last request waiting at t leaves.
 //   shortfall      drain time - Retry-After, seconds; the criterion is shortfall <= tolerance
 //                  (1 s: Retry-After is whole seconds) for every checked answer.
-// Checked answers (RetryAfterChecked): 429 and 503 with a Retry-After, except `rate_limited`
-// (its Retry-After is the tenant's token-bucket refill time, not a queue's) and `draining` (a
-// server shutting down says "retry elsewhere", not "this queue drains by then").
+// Checked answers (RetryAfterChecked): 429 and 503 with a Retry-After, except the tenant quotas'
+// (`rate_limited` and the gateway's token, retry and limiter-unavailable refusals) (its Retry-After
+// is the tenant's token-bucket refill time, not a queue's) and `draining` (a server shutting down
+// says "retry elsewhere", not "this queue drains by then").
 //
 // Algorithm: spans sorted by (queue, entered_s) with a running maximum of left_s; each answer
 // finds the last span entered at or before it by binary search. O((S + A) log S).
