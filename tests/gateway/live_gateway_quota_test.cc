@@ -46,25 +46,25 @@ class LiveGatewayQuotaTest : public GatewayFixture {
   /// Writes gateway config `name` (fail-open or fail-close) and returns its path.
   std::string Config(const std::string& name, bool fail_open) const {
     const std::string path = (dir_.path() / (name + ".yaml")).string();
-    std::ofstream(path) << "rate_limit:\n"
-                           "  redis: "
-                        << redis_.url()
-                        << "\n  on_unavailable: " << (fail_open ? "fail_open" : "fail_close")
-                        << "\n"
-                           "  decision_budget_s: 0.05\n"
-                           "pools:\n"
-                           "  - {model: big, endpoints: [\""
-                        << Url(upstream(0))
-                        << "\"]}\n"
-                           "  - {model: gone, endpoints: [\"http://127.0.0.1:1\"]}\n"
-                           "  - {model: short, endpoints: [{url: \"http://127.0.0.1:"
-                        << short_.port()
-                        << "\", kind: openai}]}\n"
-                           "api_keys:\n"
-                           "  - {key: sk-a, tenant: a, rate_rps: 0.001, burst: 4}\n"
-                           "  - {key: sk-t, tenant: t, tokens_per_s: 0.001, token_burst: 150}\n"
-                           "  - {key: sk-r, tenant: r, retry_rps: 0.001, retry_burst: 1}\n"
-                           "  - {key: sk-free, tenant: free}\n";
+    std::ofstream(path)
+        << "rate_limit:\n"
+           "  redis: "
+        << redis_.url() << "\n  on_unavailable: " << (fail_open ? "fail_open" : "fail_close")
+        << "\n"
+           "  decision_budget_s: 2\n"  // (a loaded machine: shared, not over budget)
+           "pools:\n"
+           "  - {model: big, endpoints: [\""
+        << Url(upstream(0))
+        << "\"]}\n"
+           "  - {model: gone, endpoints: [\"http://127.0.0.1:1\"]}\n"
+           "  - {model: short, endpoints: [{url: \"http://127.0.0.1:"
+        << short_.port()
+        << "\", kind: openai}]}\n"
+           "api_keys:\n"
+           "  - {key: sk-a, tenant: a, rate_rps: 0.001, burst: 4}\n"
+           "  - {key: sk-t, tenant: t, tokens_per_s: 0.001, token_burst: 150}\n"
+           "  - {key: sk-r, tenant: r, retry_rps: 0.001, retry_burst: 1}\n"
+           "  - {key: sk-free, tenant: free}\n";
     return path;
   }
 
