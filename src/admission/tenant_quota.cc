@@ -86,7 +86,31 @@ QuotaDecision TenantQuota::Decide(const TenantQuotaLimits& l, const QuotaAsk& as
   for (std::size_t i = 0; i < checks.size(); ++i) {
     *checks[i].tat = next[i];
   }
+  if (l.tokens.has_value()) {
+    d.tokens_charged = std::min(ask.tokens, ScaledLimit(*l.tokens, share).burst);
+  }
   return d;
+}
+
+void TenantQuota::Charge(const TenantQuotaLimits& l, const QuotaAsk& ask, Seconds now,
+                         double share) {
+  SPILLWAY_CHECK(share > 0 && share <= 1);
+  bool retry = false;
+  if (!ask.identity.empty()) {
+    std::string key(ask.tenant);
+    key.append(1, '\n').append(ask.identity);
+    retry = SeenBefore(key, now);
+  }
+  State& state = state_.try_emplace(std::string(ask.tenant)).first->second;
+  const auto spend = [&](const std::optional<GcraLimit>& limit, Seconds* tat, double cost) {
+    if (limit.has_value() && cost > 0) {
+      const GcraLimit scaled = ScaledLimit(*limit, share);
+      *tat = GcraAdjust(*tat, now, scaled, std::min(cost, scaled.burst));
+    }
+  };
+  spend(l.requests, &state.requests_tat, ask.request_cost);
+  spend(l.tokens, &state.tokens_tat, ask.tokens);
+  spend(l.retries, &state.retries_tat, retry ? 1.0 : 0.0);
 }
 
 void TenantQuota::AdjustTokens(const TenantQuotaLimits& limits, std::string_view tenant,

@@ -50,6 +50,9 @@ struct QuotaDecision {
   QuotaLimit refused_by = QuotaLimit::kNone;
   bool retry = false;  ///< the identity was seen within the window
   Seconds retry_after_s = 0;
+  /// The tokens an allowed request spent: its reservation, or the token burst when that is
+  /// smaller (what a correction is relative to).
+  double tokens_charged = 0;
   bool allowed() const { return refused_by == QuotaLimit::kNone; }
 };
 
@@ -64,6 +67,11 @@ class TenantQuota {
   /// identity is remembered either way.
   QuotaDecision Decide(const TenantQuotaLimits& limits, const QuotaAsk& ask, Seconds now,
                        double share = 1);
+
+  /// Spends `ask` on every limit it would spend, without refusing (limits run into debt):
+  /// keeps this mirror near what the tenant spent while another place decided (Redis), so that
+  /// a fall back to it does not find a full bucket. Its identity is remembered.
+  void Charge(const TenantQuotaLimits& limits, const QuotaAsk& ask, Seconds now, double share = 1);
 
   /// Corrects `tenant`'s token reservation by `delta` tokens (negative: given back).
   void AdjustTokens(const TenantQuotaLimits& limits, std::string_view tenant, double delta,

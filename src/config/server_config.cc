@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "config/yaml_reader.h"
@@ -122,9 +123,17 @@ void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out, 
     }
     ApiKey a;
     a.tenant = k["tenant"].AsString();
-    if (k["rate_rps"].present()) {
-      a.rate_rps = config::NonNegative(k["rate_rps"], k["rate_rps"].AsDouble());
-    }
+    // A rate is 0 (none) or in [1e-6, 1e12] a second (one a fortnight at the slowest).
+    const auto rate = [&k](const char* name, double* out, double lo) {
+      if (const config::Field f = k[name]; f.present()) {
+        *out = f.AsDouble();
+        if (!(*out == 0 && lo == 0) && !(*out >= std::max(lo, 1e-6) && *out <= 1e12)) {
+          f.Fail(lo == 0 ? "must be 0 (no limit) or in [1e-6, 1e12]"
+                         : fmt::format("must be in [{:g}, 1e12]", lo));
+        }
+      }
+    };
+    rate("rate_rps", &a.rate_rps, 0);
     if (k["burst"].present()) {
       a.burst = k["burst"].AsDouble();
       if (!(a.burst >= 1)) {
@@ -132,18 +141,16 @@ void LoadApiKeys(const config::Field& keys, std::map<std::string, ApiKey>* out, 
       }
     }
     ReadInt(k["max_priority"], &a.max_priority, 0, 1 << 20);
-    const auto rate = [&k](const char* name, double* out, double lo) {
-      if (const config::Field f = k[name]; f.present()) {
-        *out = f.AsDouble();
-        if (!(*out >= lo && *out <= 1e12)) {
-          f.Fail(fmt::format("must be in [{:g}, 1e12]", lo));
-        }
-      }
-    };
     rate("tokens_per_s", &a.tokens_per_s, 0);
     rate("token_burst", &a.token_burst, 1);
     rate("retry_rps", &a.retry_rps, 0);
     rate("retry_burst", &a.retry_burst, 1);
+    if (k["token_burst"].present() && a.tokens_per_s == 0) {
+      k["token_burst"].Fail("needs tokens_per_s (a token rate above 0)");
+    }
+    if (k["retry_burst"].present() && a.retry_rps == 0) {
+      k["retry_burst"].Fail("needs retry_rps (a retry rate above 0)");
+    }
     if (const config::Field c = k["cascade"]; c.present()) {
       const std::string v = c.AsString();
       if (v != "allow" && v != "deny") {

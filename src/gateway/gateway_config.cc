@@ -214,7 +214,10 @@ void ReadRateLimit(const Field& s, RateLimitConfig* r) {
   if (const Field f = s["redis"]; f.present()) {
     r->redis = f.AsString();
     std::string error;
-    if (!r->redis.empty() && !net::ParseRedisUrl(r->redis, &error)) {
+    if (r->redis.empty()) {
+      f.Fail("must name a Redis (leave rate_limit.redis out for none)");
+    }
+    if (!net::ParseRedisUrl(r->redis, &error)) {
       f.Fail(error);
     }
   }

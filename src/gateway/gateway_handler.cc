@@ -119,7 +119,7 @@ asio::awaitable<bool> GatewayHandler::DecideQuota(net::HttpConnection& conn,
                                                   const std::string& model,
                                                   const server::ApiKey& key,
                                                   const TenantQuotaLimits& limits,
-                                                  double reserved_tokens) {
+                                                  double reserved_tokens, double* charged_tokens) {
   const net::Request& request = conn.request();
   const auto idempotency = request["Idempotency-Key"];
   const std::string identity =
@@ -130,11 +130,25 @@ asio::awaitable<bool> GatewayHandler::DecideQuota(net::HttpConnection& conn,
     metrics_.tenant_retries_total->With({key.tenant}).Inc();
   }
   if (v.allowed()) {
+    *charged_tokens = v.decision.tokens_charged;
     co_return true;
   }
   const std::string reason(v.reason());
   metrics_.requests_total->With({model, "429", reason, "gateway"}).Inc();
   metrics_.tenant_refusals_total->With({key.tenant, reason}).Inc();
+  const double retry_after_s = std::max(1.0, std::ceil(v.decision.retry_after_s));
+  if (!v.unavailable && v.decision.refused_by == QuotaLimit::kRequests) {
+    // The shared request rate: the door's refusal, as the door words it (X-RateLimit-Reset).
+    AdmissionDecision d;
+    d.verdict = Verdict::kShed;
+    d.reason = OverloadReason::kRateLimited;
+    d.retry_after_s = retry_after_s;
+    const GatewayConfig& config = *state_.Get()->config;
+    co_await SendError(conn,
+                       server::OverloadError(d, config.router.ttft_slo_s, config.request_timeout_s),
+                       server::OverloadHeaders(d));
+    co_return false;
+  }
   const std::string message =
       v.unavailable ? "The shared rate limiter is unavailable and this gateway fails closed."
       : v.decision.refused_by == QuotaLimit::kTokens
@@ -142,12 +156,9 @@ asio::awaitable<bool> GatewayHandler::DecideQuota(net::HttpConnection& conn,
                 "The tenant's token rate is spent ({:.0f} tokens reserved: the prompt "
                 "and max_tokens).",
                 reserved_tokens)
-      : v.decision.refused_by == QuotaLimit::kRetries
-          ? "The tenant's retries are over its retry rate."
-          : "The tenant's request rate is spent.";
-  co_await SendError(
-      conn, server::ContractError(reason, message),
-      api::ContractHeaders(reason, std::max(1.0, std::ceil(v.decision.retry_after_s))));
+          : "The tenant's retries are over its retry rate.";
+  co_await SendError(conn, server::ContractError(reason, message),
+                     api::ContractHeaders(reason, retry_after_s));
   co_return false;
 }
 
@@ -388,8 +399,13 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
   const TenantQuotaLimits limits = QuotaLimitsFor(key->tenant);
   const double reserved_tokens =
       route.prompt_tokens + req.max_tokens.value_or(config.rate_limit.reserve_max_tokens);
-  if (limits.any() && !co_await DecideQuota(conn, model, *key, limits, reserved_tokens)) {
-    co_return;
+  double charged_tokens = 0;  // (a reservation over the token burst spends the burst)
+  if (limits.any()) {
+    const bool allowed =
+        co_await DecideQuota(conn, model, *key, limits, reserved_tokens, &charged_tokens);
+    if (!allowed) {
+      co_return;
+    }
   }
 
   // The exact-result cache: whether the cache step may answer this request (the key's rule,
@@ -421,18 +437,18 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     SharedQuota& quota;
     const TenantQuotaLimits& limits;
     const Exchange& x;
-    double reserved;
+    double charged;  ///< what the token limit spent at admission
     bool settled = false;
     void Settle() {
       if (!std::exchange(settled, true)) {
         const double used = x.usage_tokens.has_value() ? static_cast<double>(*x.usage_tokens)
-                            : x.relayed                ? reserved
+                            : x.relayed                ? charged
                                                        : 0.0;
-        quota.AdjustTokens(limits, x.tenant, used - reserved);
+        quota.AdjustTokens(limits, x.tenant, used - charged);
       }
     }
     ~TokenCorrection() { Settle(); }
-  } correction{*quota_, limits, x, reserved_tokens};
+  } correction{*quota_, limits, x, charged_tokens};
   pool->OnReceived(x.received_s);
   metrics_.received_total->Inc();
   metrics_.in_flight->Inc();

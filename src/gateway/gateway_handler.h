@@ -123,11 +123,13 @@ class GatewayHandler {
   std::unique_ptr<SharedQuota> quota_;
   std::map<std::string, TenantQuotaLimits, std::less<>> quota_limits_;
   TenantQuotaLimits QuotaLimitsFor(std::string_view tenant);
-  /// Decides the tenant quotas of completion request `request` of `key`'s tenant, reserving
-  /// `reserved_tokens`: true when allowed; else false, the refusal sent.
+  /// Decides the tenant quotas of the completion request on `conn` of `key`'s tenant,
+  /// reserving `reserved_tokens`: true when allowed (`charged_tokens` set to what the token
+  /// limit spent); else false, the refusal sent.
   boost::asio::awaitable<bool> DecideQuota(net::HttpConnection& conn, const std::string& model,
                                            const server::ApiKey& key,
-                                           const TenantQuotaLimits& limits, double reserved_tokens);
+                                           const TenantQuotaLimits& limits, double reserved_tokens,
+                                           double* charged_tokens);
   RelayRegistry relays_;
   std::atomic<routing::Ticket> next_ticket_{1};
 };

@@ -54,7 +54,7 @@ for i = 1, 3 do
 end
 for i = 1, 3 do
   if next_tat[i] then
-    local ttl = math.ceil((next_tat[i] - now) / 1000) + 1
+    local ttl = math.min(math.ceil((next_tat[i] - now) / 1000) + 1, 1e12)
     redis.call('SET', KEYS[i], string.format('%.3f', next_tat[i]), 'PX', ttl)
   end
 end
@@ -84,7 +84,8 @@ local n = tat + tonumber(ARGV[3]) * 1000000 / tonumber(ARGV[2])
 if n <= now then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('SET', KEYS[1], string.format('%.3f', n), 'PX', math.ceil((n - now) / 1000) + 1)
+  redis.call('SET', KEYS[1], string.format('%.3f', n), 'PX',
+             math.min(math.ceil((n - now) / 1000) + 1, 1e12))
 end
 return 1
 )lua";

@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "admission/tenant_quota.h"
 #include "config/server_config.h"
@@ -44,6 +45,11 @@ std::map<std::string, TenantQuotaLimits, std::less<>> QuotaLimitsOf(
 /// A request's identity for retry detection: its Idempotency-Key header when it sends one,
 /// else its body; as a 64-bit FNV-1a digest in hex (the same in every gateway).
 std::string RequestIdentity(std::string_view idempotency_key, std::string_view body);
+
+/// The Redis key of `tenant`'s `what` (requests, tokens, retries, seen:ID): PREFIX:{TENANT}:WHAT,
+/// the tenant's braces and % escaped (%7B, %7D, %25) so that {TENANT} is the whole tenant, one
+/// Redis Cluster hash slot a tenant.
+std::string QuotaKey(std::string_view prefix, std::string_view tenant, std::string_view what);
 
 /// One decision and where it was made.
 struct QuotaVerdict {
@@ -80,12 +86,28 @@ class SharedQuota {
 
  private:
   struct Shared;  // the heartbeat's and the decisions' common state
+  /// Answers over budget in a row that put the gateway in the unavailable mode (fewer: that
+  /// request alone is decided as the mode says).
+  static constexpr std::int32_t kMissesBeforeUnavailable = 3;
+
   boost::asio::awaitable<void> Heartbeat(std::shared_ptr<Shared> shared);
-  /// SCRIPT LOAD `script`: its SHA1, or "" when Redis did not load it within `budget_s`.
-  boost::asio::awaitable<std::string> LoadScript(const std::string& script, Seconds budget_s);
-  /// The local decision: alone, or fail-open at 1/N of each rate.
+  /// SCRIPT LOAD `script`: its SHA1, or "" (with Redis's `error`, if it answered one) when
+  /// Redis did not load it within `budget_s`.
+  boost::asio::awaitable<std::string> LoadScript(const std::string& script, Seconds budget_s,
+                                                 std::string* error);
+  /// The quota script's keys and arguments for `ask` (after EVALSHA SHA).
+  std::vector<std::string> ScriptArgs(const TenantQuotaLimits& limits, const QuotaAsk& ask) const;
+  /// Runs the quota script (EVALSHA; the script itself after NOSCRIPT) within the budget:
+  /// Redis's reply, or nullopt.
+  boost::asio::awaitable<std::optional<net::RedisReply>> RunQuotaScript(
+      const TenantQuotaLimits& limits, const QuotaAsk& ask);
+  /// The local decision: alone, or fail-open at Share() of each rate.
   QuotaVerdict DecideLocally(const TenantQuotaLimits& limits, const QuotaAsk& ask);
+  /// 1 alone; 1/N for N gateways sharing Redis.
+  double Share() const;
   void SetMode(Mode mode, std::string_view why);
+  /// Redis cannot decide: the unavailable mode the config names, saying `why`.
+  void Unavailable(std::string_view why);
   /// Counts `v` in rate_limit_decisions_total{source, result}, and returns it.
   QuotaVerdict Count(std::string_view source, QuotaVerdict v);
   std::string Key(std::string_view tenant, std::string_view what) const;
@@ -97,8 +119,13 @@ class SharedQuota {
   std::shared_ptr<Shared> shared_;
   std::atomic<Mode> mode_;
   std::atomic<std::int32_t> gateways_;
+  std::atomic<std::int32_t> misses_{0};
   std::mutex mu_;
-  TenantQuota local_;  ///< under mu_
+  TenantQuota local_;  ///< under mu_: alone, the quotas; shared, the fall back's mirror
+  std::mutex log_mu_;
+  bool logged_ = false;  ///< under log_mu_
+  std::string last_why_;
+  Seconds last_log_s_ = 0;
 };
 
 }  // namespace spillway::gateway

@@ -72,8 +72,16 @@ std::optional<RedisAddress> ParseRedisUrl(std::string_view url, std::string* err
     return std::nullopt;
   }
   std::string_view rest = url.substr(8);
+  if (rest.find('@') != std::string_view::npos) {
+    *error = "a user or password (AUTH) is not supported yet: a Redis without one";
+    return std::nullopt;
+  }
   if (!rest.empty() && rest.back() == '/') {
     rest.remove_suffix(1);
+  }
+  if (rest.find('/') != std::string_view::npos) {
+    *error = "a database number is not supported: the quotas use database 0";
+    return std::nullopt;
   }
   const std::size_t colon = rest.rfind(':');
   std::string_view host = rest;
@@ -133,6 +141,13 @@ struct RedisClient::Core : std::enable_shared_from_this<RedisClient::Core> {
   bool freeing = false;
   std::atomic<bool> up{false};
   std::atomic<std::int64_t> connects{0};
+  mutable std::mutex error_mu;
+  std::string error;  ///< under error_mu
+
+  void SetError(const char* text) {
+    const std::lock_guard lock(error_mu);
+    error = text != nullptr ? text : "";
+  }
 
   /// Waits for the descriptor to be readable (or writable) and lets hiredis read (write) then,
   /// for as long as hiredis wants to.
@@ -181,14 +196,22 @@ struct RedisClient::Core : std::enable_shared_from_this<RedisClient::Core> {
   }
   static void OnConnect(const redisAsyncContext* c, int status) {
     auto* core = static_cast<Core*>(c->data);
-    if (status == REDIS_OK && core != nullptr) {
+    if (core == nullptr) {
+      return;
+    }
+    if (status == REDIS_OK) {
       core->up = true;
       core->connects.fetch_add(1);
+    } else {
+      core->SetError(c->errstr);
     }
   }
   static void OnDisconnect(const redisAsyncContext* c, int /*status*/) {
     if (auto* core = static_cast<Core*>(c->data)) {
       core->up = false;
+      if (c->err != 0) {
+        core->SetError(c->errstr);
+      }
     }
   }
   static void OnReply(redisAsyncContext* c, void* reply, void* privdata) {
@@ -226,6 +249,7 @@ struct RedisClient::Core : std::enable_shared_from_this<RedisClient::Core> {
                                ? redisAsyncConnect(address.host.c_str(), address.port)
                                : redisAsyncConnectUnix(address.unix_path.c_str());
     if (c == nullptr || c->err != 0) {
+      SetError(c != nullptr ? c->errstr : "out of memory");
       if (c != nullptr) {
         redisAsyncFree(c);
       }
@@ -329,7 +353,21 @@ RedisClient::~RedisClient() {
   asio::post(core_->strand, [core = core_] { core->Stop(); });
 }
 
+void RedisClient::Reset() {
+  asio::post(core_->strand, [core = core_] {
+    if (core->ac != nullptr && !core->stopped) {
+      core->SetError("no answer: connection dropped");
+      redisAsyncFree(core->ac);  // Cleanup -> Gone: a new connection after reconnect_interval_s
+    }
+  });
+}
+
 bool RedisClient::connected() const { return core_->up.load(); }
+
+std::string RedisClient::last_error() const {
+  const std::lock_guard lock(core_->error_mu);
+  return core_->error;
+}
 std::int64_t RedisClient::connects() const { return core_->connects.load(); }
 
 asio::awaitable<std::optional<RedisReply>> RedisClient::Command(std::vector<std::string> args,

@@ -13,6 +13,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/strand.hpp>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,8 +61,15 @@ class RedisClient {
   /// Sends the command `args` without waiting for its reply (dropped when not connected).
   void Send(std::vector<std::string> args);
 
+  /// Drops the connection (its pending commands complete with nullopt) and makes a new one:
+  /// for a Redis that accepted the connection but stopped answering.
+  void Reset();
+
   /// Whether the connection is up now.
   bool connected() const;
+  /// Why the last connection attempt failed or the last connection was lost (hiredis's text);
+  /// empty when none did.
+  std::string last_error() const;
   /// Connections made so far (the first included).
   std::int64_t connects() const;
 

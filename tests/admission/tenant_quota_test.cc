@@ -108,6 +108,29 @@ TEST(TenantQuotaTest, TokensGivenBackCanBeSpentAgain) {
   EXPECT_TRUE(q.Decide(l, {"a", 60, ""}, 0).allowed());
 }
 
+TEST(TenantQuotaTest, TheTokensChargedAreTheReservationOrTheBurst) {
+  TenantQuota q(10);
+  const TenantQuotaLimits l = Limits(std::nullopt, GcraLimit{10, 200}, std::nullopt);
+  EXPECT_EQ(q.Decide(l, {"a", 150, ""}, 0).tokens_charged, 150);
+  EXPECT_EQ(q.Decide(l, {"b", 258, ""}, 0).tokens_charged, 200);  // a correction starts here
+  EXPECT_EQ(q.Decide(l, {"c", 258, ""}, 0, /*share=*/0.5).tokens_charged, 100);
+}
+
+TEST(TenantQuotaTest, ChargeSpendsWithoutRefusingSoAFallBackFindsTheBucketAsSpent) {
+  TenantQuota q(10);
+  const TenantQuotaLimits l = Limits(GcraLimit{10, 4}, std::nullopt, GcraLimit{1, 1});
+  // Four admitted elsewhere (Redis), then a fall back to this mirror at the same instant.
+  for (int i = 0; i < 4; ++i) {
+    q.Charge(l, {"a", 0, "id"}, 0);
+  }
+  EXPECT_EQ(q.Decide(l, {"a", 0, ""}, 0).refused_by, QuotaLimit::kRequests);
+  EXPECT_TRUE(q.Decide(l, {"a", 0, ""}, 0.1).allowed());
+  // The identity charged was remembered, and its retries ran the retry bucket into debt.
+  const QuotaDecision retry = q.Decide(l, {"a", 0, "id"}, 0.2);
+  EXPECT_TRUE(retry.retry);
+  EXPECT_EQ(retry.refused_by, QuotaLimit::kRetries);  // three retries charged, burst 1
+}
+
 TEST(TenantQuotaTest, ARequestCostOfZeroLeavesTheRequestLimitToTheDoor) {
   TenantQuota q(10);
   const TenantQuotaLimits l = Limits(GcraLimit{1, 1}, std::nullopt, std::nullopt);

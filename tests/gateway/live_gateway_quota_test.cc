@@ -235,6 +235,19 @@ TEST_F(LiveGatewayQuotaTest, ATokenReservationIsCorrectedByTheUsageTheAnswerRepo
             200);
 }
 
+TEST_F(LiveGatewayQuotaTest, AReservationOverTheBurstIsCorrectedFromTheBurstItSpent) {
+  // No max_tokens: 3 + reserve_max_tokens (256) reserved, over the burst of 150, so the whole
+  // burst is spent; 4 used: 146 left (correcting from the 259 reserved would refill it).
+  EXPECT_EQ(Ask(gateway(), "sk-t", R"({"model":"short","prompt":[1,2,3]})").status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the correction, just after
+  const HttpResponse over =
+      Ask(gateway(), "sk-t", R"({"model":"short","prompt":[1,2,3],"max_tokens":144})");
+  EXPECT_EQ(over.status, 429) << "147 tokens of the 146 left";
+  EXPECT_EQ(Reason(over), "token_rate_limited");
+  EXPECT_EQ(Ask(gateway(), "sk-t", R"({"model":"short","prompt":[1,2,3],"max_tokens":140})").status,
+            200);
+}
+
 TEST_F(LiveGatewayQuotaTest, RetriesSpendABucketOfTheirOwn) {
   const server_test::HeaderList key = {{"Idempotency-Key", "order-17"}};
   EXPECT_EQ(Ask(gateway(), "sk-r", kAsk, key).status, 200);

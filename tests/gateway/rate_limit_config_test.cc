@@ -133,6 +133,37 @@ TEST(RateLimitConfigTest, ServeDoesNotTakeTheGatewaysRates) {
             std::string::npos);
 }
 
+TEST(RateLimitConfigTest, RatesBurstsAndUrlsRedisCannotTake) {
+  const auto error = [](const std::string& yaml) {
+    return ErrorOf([&] { LoadGatewayConfigFromString(yaml, "g"); });
+  };
+  EXPECT_NE(error("api_keys: [{key: k, tenant: t, rate_rps: 1e-300}]\n")
+                .find("rate_rps: must be 0 (no limit) or in [1e-6, 1e12]"),
+            std::string::npos);
+  EXPECT_NE(error("api_keys: [{key: k, tenant: t, rate_rps: 1e300}]\n").find("rate_rps"),
+            std::string::npos);
+  EXPECT_NE(error("api_keys: [{key: k, tenant: t, token_burst: 50}]\n")
+                .find("token_burst: needs tokens_per_s"),
+            std::string::npos);
+  EXPECT_NE(error("api_keys: [{key: k, tenant: t, retry_burst: 2}]\n")
+                .find("retry_burst: needs retry_rps"),
+            std::string::npos);
+  EXPECT_NE(error("rate_limit: {redis: \"redis://:secret@127.0.0.1:6379\"}\n")
+                .find("password (AUTH) is not supported"),
+            std::string::npos);
+  EXPECT_NE(error("rate_limit: {redis: \"redis://127.0.0.1:6379/3\"}\n")
+                .find("a database number is not supported"),
+            std::string::npos);
+  EXPECT_NE(error("rate_limit: {redis: \"\"}\n").find("must name a Redis"), std::string::npos);
+}
+
+TEST(RateLimitConfigTest, ATenantsKeysAreOneHashSlotWhateverItsName) {
+  EXPECT_EQ(QuotaKey("spillway", "acme", "tokens"), "spillway:{acme}:tokens");
+  EXPECT_EQ(QuotaKey("p", "}x", "requests"), "p:{%7Dx}:requests");
+  EXPECT_EQ(QuotaKey("p", "a}{b", "requests"), "p:{a%7D%7Bb}:requests");
+  EXPECT_NE(QuotaKey("p", "%7D", "r"), QuotaKey("p", "}", "r"));
+}
+
 TEST(RateLimitConfigTest, RequestIdentityIsTheKeyElseTheBody) {
   EXPECT_EQ(RequestIdentity("abc", "body 1"), RequestIdentity("abc", "body 2"));
   EXPECT_NE(RequestIdentity("", "body 1"), RequestIdentity("", "body 2"));
