@@ -32,6 +32,8 @@ bench_name=shared_limit
 . "$here/lib.sh"
 redis=$(command -v redis-server || echo /usr/bin/redis-server)
 [ -x "$redis" ] || die "redis-server not found (scripts/deps.sh bench)"
+redis_cli=$(command -v redis-cli || echo /usr/bin/redis-cli)
+[ -x "$redis_cli" ] || die "redis-cli not found (scripts/deps.sh bench)"
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$nginx" ] || die "nginx not found (scripts/deps.sh bench)"
 command -v wrk >/dev/null || die "wrk not found (scripts/deps.sh bench)"
@@ -167,7 +169,7 @@ echo "shared_limit: tenant rate $rate req/s, burst $burst; offered ${rate_x}x fo
 printf '%-9s %-13s %9s %8s %12s\n' gateways algorithm admitted "of bound" "peak 1 s"
 for algorithm in gcra fixed_window; do
   for n in $gateway_counts; do
-    "$redis"-cli -s "$sock" flushall >/dev/null 2>&1 || true
+    "$redis_cli" -s "$sock" flushall >/dev/null
     start_gateways "$n" "$algorithm" fail_open
     offer "$duration" "$tmp/records.jsonl"
     read -r got peak rest <<<"$(admitted "$tmp/records.jsonl")"
@@ -181,7 +183,7 @@ done
 echo "shared_limit: Redis killed at 10 s and started again at 20 s (2 gateways, offered ${rate_x}x for 30 s)"
 printf '%-11s %14s %14s %14s %22s\n' mode "0-10 s shared" "10-20 s down" "20-30 s back" "shared again after s"
 for mode in fail_open fail_close; do
-  "$redis"-cli -s "$sock" flushall >/dev/null 2>&1 || true
+  "$redis_cli" -s "$sock" flushall >/dev/null
   start_gateways 2 gcra "$mode"
   offer 30 "$tmp/outage.jsonl" &
   load=$!
@@ -202,7 +204,7 @@ for mode in fail_open fail_close; do
 done
 
 echo "shared_limit: decision latency, wrk -t1 -c8 for $wrk_duration against one gateway (each request a shared decision, refused)"
-"$redis"-cli -s "$sock" flushall >/dev/null 2>&1 || true
+"$redis_cli" -s "$sock" flushall >/dev/null
 start_gateways 1 gcra fail_open
 export WRK_BODY='{"model":"m","prompt":[1,2,3],"max_tokens":4}'
 export WRK_AUTHORIZATION='Bearer sk-tokens'

@@ -102,10 +102,13 @@ void TenantQuota::Charge(const TenantQuotaLimits& l, const QuotaAsk& ask, Second
     retry = SeenBefore(key, now);
   }
   State& state = state_.try_emplace(std::string(ask.tenant)).first->second;
+  // (At most empty, never in debt: a share that was too small for a while, or a gateway that
+  // took more than its share, must not starve the fall back.)
   const auto spend = [&](const std::optional<GcraLimit>& limit, Seconds* tat, double cost) {
     if (limit.has_value() && cost > 0) {
       const GcraLimit scaled = ScaledLimit(*limit, share);
-      *tat = GcraAdjust(*tat, now, scaled, std::min(cost, scaled.burst));
+      *tat = std::min(GcraAdjust(*tat, now, scaled, std::min(cost, scaled.burst)),
+                      now + scaled.burst / scaled.rate_per_s);
     }
   };
   spend(l.requests, &state.requests_tat, ask.request_cost);

@@ -68,7 +68,7 @@ class TenantQuota {
   QuotaDecision Decide(const TenantQuotaLimits& limits, const QuotaAsk& ask, Seconds now,
                        double share = 1);
 
-  /// Spends `ask` on every limit it would spend, without refusing (limits run into debt):
+  /// Spends `ask` on every limit it would spend, without refusing (a bucket at most empties):
   /// keeps this mirror near what the tenant spent while another place decided (Redis), so that
   /// a fall back to it does not find a full bucket. Its identity is remembered.
   void Charge(const TenantQuotaLimits& limits, const QuotaAsk& ask, Seconds now, double share = 1);

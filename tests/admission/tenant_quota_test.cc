@@ -125,8 +125,14 @@ TEST(TenantQuotaTest, ChargeSpendsWithoutRefusingSoAFallBackFindsTheBucketAsSpen
   }
   EXPECT_EQ(q.Decide(l, {"a", 0, ""}, 0).refused_by, QuotaLimit::kRequests);
   EXPECT_TRUE(q.Decide(l, {"a", 0, ""}, 0.1).allowed());
-  // The identity charged was remembered, and its retries ran the retry bucket into debt.
-  const QuotaDecision retry = q.Decide(l, {"a", 0, "id"}, 0.2);
+  // Fifty more at once: the bucket is empty, not fifty in debt (a refill later it allows).
+  for (int i = 0; i < 50; ++i) {
+    q.Charge(l, {"a", 0, ""}, 0.1);
+  }
+  EXPECT_FALSE(q.Decide(l, {"a", 0, ""}, 0.1).allowed());
+  EXPECT_TRUE(q.Decide(l, {"a", 0, ""}, 0.2).allowed());
+  // The identity charged was remembered, and its retries emptied the retry bucket.
+  const QuotaDecision retry = q.Decide(l, {"a", 0, "id"}, 0.3);
   EXPECT_TRUE(retry.retry);
   EXPECT_EQ(retry.refused_by, QuotaLimit::kRetries);  // three retries charged, burst 1
 }
