@@ -30,7 +30,9 @@ TenantQuota::TenantQuota(Seconds retry_window_s, std::size_t max_identities)
   SPILLWAY_CHECK(retry_window_s > 0 && max_identities > 0);
 }
 
-bool TenantQuota::SeenBefore(const std::string& key, Seconds now) {
+bool TenantQuota::SeenBefore(std::string_view tenant, std::string_view identity, Seconds now) {
+  std::string key(tenant);
+  key.append(1, '\n').append(identity);
   while (!order_.empty() &&
          (order_.front().second + retry_window_s_ <= now || order_.size() > max_identities_)) {
     const auto it = seen_.find(order_.front().first);
@@ -50,11 +52,7 @@ QuotaDecision TenantQuota::Decide(const TenantQuotaLimits& l, const QuotaAsk& as
                                   double share) {
   SPILLWAY_CHECK(share > 0 && share <= 1);
   QuotaDecision d;
-  if (!ask.identity.empty()) {
-    std::string key(ask.tenant);
-    key.append(1, '\n').append(ask.identity);
-    d.retry = SeenBefore(key, now);
-  }
+  d.retry = !ask.identity.empty() && SeenBefore(ask.tenant, ask.identity, now);
   State& state = state_.try_emplace(std::string(ask.tenant)).first->second;
   struct Check {
     QuotaLimit limit;
@@ -95,12 +93,7 @@ QuotaDecision TenantQuota::Decide(const TenantQuotaLimits& l, const QuotaAsk& as
 void TenantQuota::Charge(const TenantQuotaLimits& l, const QuotaAsk& ask, Seconds now,
                          double share) {
   SPILLWAY_CHECK(share > 0 && share <= 1);
-  bool retry = false;
-  if (!ask.identity.empty()) {
-    std::string key(ask.tenant);
-    key.append(1, '\n').append(ask.identity);
-    retry = SeenBefore(key, now);
-  }
+  const bool retry = !ask.identity.empty() && SeenBefore(ask.tenant, ask.identity, now);
   State& state = state_.try_emplace(std::string(ask.tenant)).first->second;
   // (At most empty, never in debt: a share that was too small for a while, or a gateway that
   // took more than its share, must not starve the fall back.)

@@ -83,8 +83,8 @@ class TenantQuota {
     Seconds tokens_tat = 0;
     Seconds retries_tat = 0;
   };
-  /// Whether `key` was seen within the window; remembers it (again) from `now`.
-  bool SeenBefore(const std::string& key, Seconds now);
+  /// Whether `tenant` sent `identity` within the window; remembers it (again) from `now`.
+  bool SeenBefore(std::string_view tenant, std::string_view identity, Seconds now);
 
   std::map<std::string, State, std::less<>> state_;
   Seconds retry_window_s_;

@@ -210,55 +210,6 @@ asio::awaitable<void> GatewayHandler::operator()(net::HttpConnection& conn) {
   co_await conn.Reply(status, type, std::move(body));
 }
 
-std::optional<net::EarlyReply> GatewayHandler::Head(const net::Request& head) {
-  if (head.method() != http::verb::post ||
-      !api::IsCompletionsPath(api::PathOf({head.target().data(), head.target().size()}))) {
-    return std::nullopt;
-  }
-  auto early = [this](const api::ApiError& e, std::string_view reason, net::Headers headers = {}) {
-    metrics_.requests_total
-        ->With({"", std::to_string(e.http_status), std::string(reason), "gateway"})
-        .Inc();
-    return net::EarlyReply{static_cast<unsigned>(e.http_status), api::ErrorJson(e),
-                           std::move(headers)};
-  };
-  const std::shared_ptr<const GatewayState> state = state_.Get();
-  const GatewayConfig& config = *state->config;
-  // As serve decides them (ApiHandler::Head): who asks (the API key), the framing, how
-  // urgently, whether the gateway still takes work, and at what rate (the tenant's bucket).
-  const auto auth = head[http::field::authorization];
-  const server::ApiKey* key =
-      server::FindApiKey(config.api_keys, std::string_view(auth.data(), auth.size()));
-  if (key == nullptr) {
-    return early(server::Unauthorized(), "invalid_api_key");
-  }
-  // A POST with neither Content-Length nor chunked framing has no body (RFC 9112 §6.3).
-  if (!head.has_content_length() && !head.chunked()) {
-    return early(Error(411, "The request needs a JSON body with Content-Length.",
-                       "invalid_request_error", "length_required"),
-                 "length_required");
-  }
-  if (const auto h = head["X-Priority-Class"];
-      !server::PriorityFor(*key, std::string_view(h.data(), h.size()))) {
-    return early(server::InvalidPriority(), "invalid_priority");
-  }
-  if (draining_.load()) {
-    return early(server::ContractError("draining", "The gateway is shutting down."), "draining",
-                 api::ContractHeaders("draining", 1));
-  }
-  AdmissionDecision bucket;
-  {
-    const std::lock_guard lock(door_mu_);
-    bucket = door_->DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
-  }
-  if (!bucket.admitted()) {
-    metrics_.tenant_refusals_total->With({key->tenant, "rate_limited"}).Inc();
-    return early(server::OverloadError(bucket, config.router.ttft_slo_s, config.request_timeout_s),
-                 "rate_limited", server::OverloadHeaders(bucket));
-  }
-  return std::nullopt;
-}
-
 asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, bool chat) {
   const net::Request& request = conn.request();
   // The config and pools of this request, from its arrival to its end.

@@ -1,21 +1,78 @@
-// The tenant quotas of a completion request, decided once its body is parsed
-// (gateway_handler.h: QuotaLimitsFor, DecideQuota; gateway/shared_quota.h decides them).
+// The tenant's door of a completion request: what its head decides before the body is read
+// (Head: the API key, the framing, the priority header, draining, the tenant's bucket), and the
+// tenant's quotas once the body is parsed (QuotaLimitsFor, DecideQuota; gateway/shared_quota.h
+// decides them). gateway_handler.h states the contract.
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/field.hpp>
 #include <cmath>
 
 #include "api/overload_contract.h"
+#include "api/responses.h"
+#include "api/routes.h"
 #include "gateway/gateway_handler.h"
+#include "server/api_keys.h"
 #include "server/refusal_replies.h"
 
 namespace spillway::gateway {
 
 namespace {
 namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using server::Error;
 }  // namespace
+
+std::optional<net::EarlyReply> GatewayHandler::Head(const net::Request& head) {
+  if (head.method() != http::verb::post ||
+      !api::IsCompletionsPath(api::PathOf({head.target().data(), head.target().size()}))) {
+    return std::nullopt;
+  }
+  auto early = [this](const api::ApiError& e, std::string_view reason, net::Headers headers = {}) {
+    metrics_.requests_total
+        ->With({"", std::to_string(e.http_status), std::string(reason), "gateway"})
+        .Inc();
+    return net::EarlyReply{static_cast<unsigned>(e.http_status), api::ErrorJson(e),
+                           std::move(headers)};
+  };
+  const std::shared_ptr<const GatewayState> state = state_.Get();
+  const GatewayConfig& config = *state->config;
+  // As serve decides them (ApiHandler::Head): who asks (the API key), the framing, how
+  // urgently, whether the gateway still takes work, and at what rate (the tenant's bucket).
+  const auto auth = head[http::field::authorization];
+  const server::ApiKey* key =
+      server::FindApiKey(config.api_keys, std::string_view(auth.data(), auth.size()));
+  if (key == nullptr) {
+    return early(server::Unauthorized(), "invalid_api_key");
+  }
+  // A POST with neither Content-Length nor chunked framing has no body (RFC 9112 §6.3).
+  if (!head.has_content_length() && !head.chunked()) {
+    return early(Error(411, "The request needs a JSON body with Content-Length.",
+                       "invalid_request_error", "length_required"),
+                 "length_required");
+  }
+  if (const auto h = head["X-Priority-Class"];
+      !server::PriorityFor(*key, std::string_view(h.data(), h.size()))) {
+    return early(server::InvalidPriority(), "invalid_priority");
+  }
+  if (draining_.load()) {
+    return early(server::ContractError("draining", "The gateway is shutting down."), "draining",
+                 api::ContractHeaders("draining", 1));
+  }
+  AdmissionDecision bucket;
+  {
+    const std::lock_guard lock(door_mu_);
+    bucket = door_->DecideRateLimit(AdmissionRequest{key->tenant, 0, 0}, clock_.Now());
+  }
+  if (!bucket.admitted()) {
+    metrics_.tenant_refusals_total->With({key->tenant, "rate_limited"}).Inc();
+    return early(server::OverloadError(bucket, config.router.ttft_slo_s, config.request_timeout_s),
+                 "rate_limited", server::OverloadHeaders(bucket));
+  }
+  return std::nullopt;
+}
 
 TenantQuotaLimits GatewayHandler::QuotaLimitsFor(std::string_view tenant) {
   const std::lock_guard lock(door_mu_);
