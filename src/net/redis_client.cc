@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <charconv>
 #include <chrono>
+#include <csignal>
 #include <functional>
 
 namespace spillway::net {
@@ -346,6 +347,9 @@ struct RedisClient::Core : std::enable_shared_from_this<RedisClient::Core> {
 RedisClient::RedisClient(const asio::any_io_executor& executor, RedisAddress address,
                          Seconds reconnect_interval_s)
     : core_(std::make_shared<Core>(executor, std::move(address), reconnect_interval_s)) {
+  // hiredis writes with write(2), not send(MSG_NOSIGNAL) as Asio does: a write to a Redis that
+  // died would raise SIGPIPE and end the process. Ignored process-wide, as Redis and nginx do.
+  std::signal(SIGPIPE, SIG_IGN);
   asio::post(core_->strand, [core = core_] { core->Connect(); });
 }
 

@@ -47,6 +47,7 @@ std::optional<RedisAddress> ParseRedisUrl(std::string_view url, std::string* err
 class RedisClient {
  public:
   /// Connects at once (and again whenever the connection is lost) on a strand of `executor`.
+  /// Ignores SIGPIPE process-wide (hiredis writes with write(2)).
   RedisClient(const boost::asio::any_io_executor& executor, RedisAddress address,
               Seconds reconnect_interval_s = 0.1);
   ~RedisClient();
