@@ -167,6 +167,12 @@ double AdmissionController::ServiceRateEstimate(const EngineStats& stats) const 
   return 0;
 }
 
+std::int32_t AdmissionController::QueuedBeyondBatch(std::int32_t waiting,
+                                                    const EngineStats& stats) const {
+  const std::int32_t free_slots = std::max(0, EffectiveSlots(stats) - stats.num_running);
+  return std::max(0, waiting - free_slots);
+}
+
 Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats) const {
   // Under priority scheduling only the requests queued ahead count (Scheduler::StatsAhead).
   const std::int32_t waiting =
@@ -179,8 +185,7 @@ Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats) const 
   }
   // Requests that fit in the free batch slots start at the next step; only the rest wait
   // for completions.
-  const std::int32_t free_slots = std::max(0, EffectiveSlots(stats) - stats.num_running);
-  const std::int32_t queued = std::max(0, waiting - free_slots);
+  const std::int32_t queued = QueuedBeyondBatch(waiting, stats);
   Seconds w = 0;
   bool known = queued == 0;
   if (const double mu = ServiceRateEstimate(stats); mu > 0) {
@@ -266,7 +271,10 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     return Reject(OverloadReason::kDraining, retry_s, d);
   }
   // The hard limits hold under every policy that has them (unbounded has none unless set).
-  if (config_.max_num_queued_reqs > 0 && stats.num_waiting >= config_.max_num_queued_reqs) {
+  // Waiting requests that the batch's free slots take at the next step are not queued: a burst
+  // landing within one step fills the slots, then the queue.
+  if (config_.max_num_queued_reqs > 0 &&
+      QueuedBeyondBatch(stats.num_waiting, stats) >= config_.max_num_queued_reqs) {
     return Reject(OverloadReason::kQueueFull, retry_s, d);
   }
   if (config_.max_num_queued_tokens > 0 &&

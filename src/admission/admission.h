@@ -6,7 +6,8 @@
 // The HTTP status of a refusal is the overload contract's for its reason, not decided here.
 //
 // Order of checks: draining (503) -> the tenant's token bucket (429 rate_limited) -> hard
-// queue limits when set, under every policy (503 queue_full / queued_tokens_full) -> the policy:
+// queue limits when set, under every policy (503 queue_full / queued_tokens_full; the request
+// limit counts the waiting requests beyond the batch's free slots) -> the policy:
 //   unbounded   nothing more (the naive FIFO baseline that collapses under overload; no hard
 //               limit unless one is set);
 //   tail-drop   only the hard limits above, 32 queued requests unless set (vLLM's
@@ -199,6 +200,10 @@ class AdmissionController {
   /// batches otherwise look like free slots and hide a queue (max_num_seqs before any
   /// request was admitted).
   std::int32_t EffectiveSlots(const EngineStats& stats) const;
+  /// Of `waiting` requests, those beyond the batch's free slots (EffectiveSlots - running):
+  /// the ones that wait for completions rather than start at the next step. What
+  /// max_num_queued_reqs bounds and Q in W_est counts.
+  std::int32_t QueuedBeyondBatch(std::int32_t waiting, const EngineStats& stats) const;
   /// Decode step time the request deadline check assumes, seconds (see
   /// AdmissionConfig::decode_step_s_by_batch).
   Seconds DecodeStepEstimate(const EngineStats& stats) const;

@@ -1,0 +1,103 @@
+#pragma once
+// A minimal virtual-time driver of one Engine for the scheduler tests of adversarial mixes
+// (tests/engine/): requests are offered at given times, steps run back to back for their
+// modelled duration, and every request's outcome is kept. The simulator (sim/) does the same
+// with workloads, clients and metrics; these tests need only the engine's own decisions.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/engine_settings.h"
+#include "engine/engine.h"
+#include "engine/resolve.h"
+
+namespace spillway::enginetest {
+
+/// Engine settings resolved as `spillway serve` resolves its flags (profiles/ of this repo).
+inline EngineConfig Resolve(const config::EngineSettings& settings) {
+  return ResolveEngine(settings, std::string(SPILLWAY_SOURCE_DIR) + "/profiles");
+}
+
+/// What became of one offered request.
+struct Outcome {
+  AdmissionDecision decision;  ///< at Offer
+  Seconds offered_s = 0;
+  Seconds first_token_s = kNever;
+  Seconds finished_s = kNever;
+  FinishReason finish_reason = FinishReason::kNone;  ///< kNone while live or refused
+  std::int32_t num_preemptions = 0;
+  std::int64_t recomputed_tokens = 0;
+  Seconds ttft_s() const { return first_token_s - offered_s; }
+};
+
+class EngineDriver {
+ public:
+  explicit EngineDriver(EngineConfig config) : engine_(std::move(config), 0) {}
+
+  /// Offers a request at the driver's current time; returns its id.
+  RequestId Offer(std::int32_t prompt_tokens, std::int32_t max_tokens, std::int32_t priority = 0) {
+    const RequestId id = next_id_++;
+    Outcome& o = outcomes_[id];
+    o.offered_s = now_;
+    o.decision =
+        engine_.Offer(id, EngineRequest{"default", prompt_tokens, max_tokens, priority}, now_);
+    return id;
+  }
+
+  /// Runs steps back to back until virtual time `until_s` (idle time jumps ahead).
+  void RunUntil(Seconds until_s) {
+    while (now_ < until_s) {
+      const StepPlan& plan = engine_.BeginStep(now_);
+      Collect();
+      if (plan.empty()) {
+        now_ = until_s;
+        return;
+      }
+      now_ += engine_.step().duration_s;
+      engine_.EndStep(now_);
+      Collect();
+      prefill_tokens_ += engine_.step().prefill_tokens;
+    }
+  }
+
+  /// Runs until the engine is idle or `limit_s` passes.
+  void RunToIdle(Seconds limit_s) {
+    while (!engine_.idle() && now_ < limit_s) {
+      RunUntil(now_ + 0.001);
+    }
+  }
+
+  Seconds now() const { return now_; }
+  Engine& engine() { return engine_; }
+  const Outcome& outcome(RequestId id) const { return outcomes_.at(id); }
+  const std::map<RequestId, Outcome>& outcomes() const { return outcomes_; }
+  /// Prompt tokens computed by every step so far (recomputes included).
+  std::int64_t prefill_tokens() const { return prefill_tokens_; }
+
+ private:
+  void Collect() {
+    for (const TokenEvent& t : engine_.events().tokens) {
+      Outcome& o = outcomes_.at(t.id);
+      if (t.index == 0) {
+        o.first_token_s = now_;
+      }
+    }
+    for (const Request& r : engine_.events().finished) {
+      Outcome& o = outcomes_.at(r.spec.id);
+      o.finished_s = now_;
+      o.finish_reason = r.finish_reason;
+      o.num_preemptions = r.num_preemptions;
+      o.recomputed_tokens = r.num_recomputed_tokens;
+    }
+  }
+
+  Engine engine_;
+  Seconds now_ = 0;
+  RequestId next_id_ = 1;
+  std::map<RequestId, Outcome> outcomes_;
+  std::int64_t prefill_tokens_ = 0;
+};
+
+}  // namespace spillway::enginetest
