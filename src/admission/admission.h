@@ -120,6 +120,12 @@ struct AdmissionConfig {
   /// decodes (priors.h DecodeStepTimes, from the cost model). The check uses the batch the
   /// request will join, min(slots, running + waiting + 1). Empty: the measured mean step time.
   std::vector<Seconds> decode_step_s_by_batch;
+  /// Prefill throughput by the decodes sharing a step, tokens/s: element d for d decodes
+  /// (priors.h PrefillRates, from the cost model). Until the estimator has measured a step with
+  /// a full token budget, W_est and t_prefill_est read it at the decodes the request will
+  /// share its steps with (running + half the waiting ahead; at least the estimator's lower
+  /// bound). Empty: the estimator's value alone.
+  std::vector<double> prefill_tokens_per_s_by_decodes;
   /// Time constant of the running means of admitted requests' prompt and max output tokens,
   /// in requests (they size the KV-limited batch and the cold-start service-rate prior).
   double request_mean_window = 50;
@@ -193,8 +199,15 @@ class AdmissionController {
   /// else all. 0 when nothing waits ahead; +inf when requests wait for completions and neither
   /// rate is known yet.
   Seconds QueueDelayEstimate(const EngineStats& stats) const;
-  /// t_prefill_est for a prompt: max(one step, prompt / prefill throughput), seconds.
+  /// t_prefill_est for a prompt: max(one step, prompt / prefill throughput), seconds, at the
+  /// estimator's prefill throughput.
   Seconds PrefillEstimate(std::int32_t prompt_tokens) const;
+  /// The same at PrefillRate(stats).
+  Seconds PrefillEstimate(std::int32_t prompt_tokens, const EngineStats& stats) const;
+  /// Prefill throughput for a request arriving at `stats`, tokens/s: the estimator's once it
+  /// has measured capacity, else the larger of its value and
+  /// AdmissionConfig::prefill_tokens_per_s_by_decodes at running + half the waiting ahead.
+  double PrefillRate(const EngineStats& stats) const;
   /// Requests the engine can run at once: min(max_num_seqs, KV blocks / the blocks a mean
   /// admitted request holds at its end, ceil((prompt + max output) / block size)). KV-limited
   /// batches otherwise look like free slots and hide a queue (max_num_seqs before any

@@ -10,8 +10,27 @@ ServiceEstimatorConfig EstimatorPriors(const CostModel& cost, const SchedulerCon
   const std::int32_t chunk = std::max(1, scheduler.max_num_batched_tokens - scheduler.max_num_seqs);
   c.step_time_prior_s =
       cost.StepTime(scheduler.max_num_seqs, context_tokens, chunk, context_tokens);
-  c.prefill_tokens_per_s_prior = chunk / c.step_time_prior_s;
+  // Prefill throughput of an engine that is not full: half its batch decoding beside the rest
+  // of the token budget as prefill. A full batch's chunk (the budget left beside max_num_seqs
+  // decodes) describes only a saturated engine, which the estimator measures within a window.
+  // Admission itself reads PrefillRates by the decodes a request will share its steps with
+  // (AdmissionConfig::prefill_tokens_per_s_by_decodes).
+  const std::vector<double> rates = PrefillRates(cost, scheduler, context_tokens);
+  c.prefill_tokens_per_s_prior = rates[rates.size() / 2];
   return c;
+}
+
+std::vector<double> PrefillRates(const CostModel& cost, const SchedulerConfig& scheduler,
+                                 std::int64_t context_tokens) {
+  const std::int32_t budget = std::max(1, scheduler.max_num_batched_tokens);
+  const std::int32_t most = std::max(0, std::min(scheduler.max_num_seqs, budget - 1));
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(most) + 1);
+  for (std::int32_t d = 0; d <= most; ++d) {
+    const std::int32_t prefill = budget - d;
+    out.push_back(prefill / cost.StepTime(d, context_tokens, prefill, context_tokens));
+  }
+  return out;
 }
 
 std::vector<Seconds> DecodeStepTimes(const CostModel& cost, std::int32_t max_num_seqs,

@@ -52,6 +52,7 @@ void ServiceEstimator::CloseWindow() {
     prefill_tps_ = ewma(prefill_tps_, static_cast<double>(mixed_prefill_tokens_) / mixed_s_,
                         prefill_measured_);
     prefill_measured_ = true;
+    prefill_capacity_measured_ = true;
   } else if (light_s_ > 0) {  // a lower bound only
     prefill_tps_ = std::max(
         prefill_tps_, ewma(prefill_tps_, static_cast<double>(light_prefill_tokens_) / light_s_,

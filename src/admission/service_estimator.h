@@ -61,6 +61,9 @@ class ServiceEstimator {
   double service_rate_rps() const { return mu_rps_; }
   /// Prefill tokens/s achieved beside running decodes (0 = not yet known).
   double prefill_tokens_per_s() const { return prefill_tps_; }
+  /// True once a window with steps whose token budget was full measured prefill throughput
+  /// (before that, prefill_tokens_per_s() is the prior or a lower bound from light steps).
+  bool prefill_capacity_measured() const { return prefill_capacity_measured_; }
   /// Mean engine step duration, seconds (0 = not yet known).
   Seconds step_time_s() const { return step_s_; }
 
@@ -75,6 +78,7 @@ class ServiceEstimator {
   bool mu_measured_ = false;   // any window has set mu_hat
   bool mu_saturated_ = false;  // a saturated window has measured capacity
   bool prefill_measured_ = false;
+  bool prefill_capacity_measured_ = false;
   bool step_measured_ = false;
 
   // The open window.

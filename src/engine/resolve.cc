@@ -87,6 +87,7 @@ EngineConfig ResolveEngine(const config::EngineSettings& given, const std::strin
       std::min<std::int64_t>(*s.slo_budget_context_tokens, e.max_model_len);
   a.estimator = EstimatorPriors(cost, e.scheduler, context);
   a.decode_step_s_by_batch = DecodeStepTimes(cost, e.scheduler.max_num_seqs, context);
+  a.prefill_tokens_per_s_by_decodes = PrefillRates(cost, e.scheduler, context);
   return e;
 }
 

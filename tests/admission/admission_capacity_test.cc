@@ -72,13 +72,15 @@ TEST(ServiceRateEstimateTest, IsUnknownBeforeMeasurementsAndRequests) {
   EXPECT_EQ(c.ServiceRateEstimate(BatchStats(0, 0)), 0);
 }
 
-TEST(ServiceRateEstimateTest, ColdStartPriorTurnsTheBatchOverEveryMeanOutputSteps) {
+TEST(ServiceRateEstimateTest, ColdStartPriorTurnsTheBatchOverInItsPrefillAndMeanOutputSteps) {
   AdmissionController c(PriorConfig(0, /*step_s=*/0.02), 0);
   ASSERT_TRUE(c.Decide(Request(100, 50), BatchStats(0, 0), 0).admitted());
-  // 32 slots / (50 tokens x 0.02 s) = 32 requests/s.
-  EXPECT_NEAR(c.ServiceRateEstimate(BatchStats(0, 0)), 32.0, kTol);
-  // ... so 64 requests queued behind a full batch wait 2 s, not 0.
-  EXPECT_NEAR(c.QueueDelayEstimate(BatchStats(32, 64)), 2.0, 1e-6);
+  // A batch of 32 turns over in 50 decode steps of 0.02 s plus its 32 x 100 prompt tokens at
+  // 2,000 tokens/s: 32 / (1.0 s + 1.6 s) requests/s.
+  const double mu = 32.0 / 2.6;
+  EXPECT_NEAR(c.ServiceRateEstimate(BatchStats(0, 0)), mu, kTol);
+  // ... so 64 requests queued behind a full batch wait 64 / mu, not 0.
+  EXPECT_NEAR(c.QueueDelayEstimate(BatchStats(32, 64)), 64 / mu, 1e-6);
 }
 
 TEST(ServiceRateEstimateTest, AMeasuredRateReplacesThePrior) {
