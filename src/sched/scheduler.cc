@@ -253,10 +253,40 @@ bool Scheduler::NeverFits(const Request& r) const {
   return blocks_->BlocksFor(tokens) > blocks_->num_total();
 }
 
+bool Scheduler::Displace(const Request& r, std::int64_t tokens, StepEvents* events) {
+  if (config_.policy != SchedulingPolicy::kPriority || config_.max_displacements <= 0) {
+    return false;
+  }
+  std::size_t victim = running_.size();
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    const Request& v = *running_[i];
+    const bool queues_after = v.spec.priority > r.spec.priority && v.queue_key > r.queue_key;
+    const bool may_go =
+        v.num_displacements < config_.max_displacements &&
+        (config_.max_preemptions == 0 || v.num_preemptions < config_.max_preemptions);
+    if (queues_after && may_go &&
+        (victim == running_.size() || PreemptBefore(v, *running_[victim]))) {
+      victim = i;
+    }
+  }
+  if (victim == running_.size()) {
+    return false;
+  }
+  // Only when the victim's blocks make room for `r`'s: a displacement that still leaves it
+  // waiting would cost a recompute for nothing.
+  const std::int64_t needed =
+      blocks_->BlocksFor(tokens) - static_cast<std::int64_t>(r.blocks.size());
+  if (needed > blocks_->num_free() + static_cast<std::int64_t>(running_[victim]->blocks.size())) {
+    return false;
+  }
+  ++running_[victim]->num_displacements;
+  Preempt(victim, events);
+  return true;
+}
+
 void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
   auto it = waiting_.begin();
-  while (it != waiting_.end() && budget_tokens_ > 0 &&
-         static_cast<std::int32_t>(running_.size()) < config_.max_num_seqs) {
+  while (it != waiting_.end() && budget_tokens_ > 0) {
     Request* r = &requests_.find(it->second)->second;
     const std::int64_t tokens = r->num_tokens() - r->num_computed_tokens;
     if (Expired(*r, now)) {
@@ -285,6 +315,10 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
         break;
       }
       num_new = budget_tokens_;
+    }
+    if (static_cast<std::int32_t>(running_.size()) >= config_.max_num_seqs &&
+        !Displace(*r, r->num_computed_tokens + num_new, events)) {
+      break;
     }
     if (!blocks_->Grow(r->spec.id, r->blocks, r->num_computed_tokens + num_new)) {
       break;

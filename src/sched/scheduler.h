@@ -11,7 +11,12 @@
 //      rule), possibly itself, and take it out of this step's plan if it was already in it;
 //   4. if nothing was preempted, admit waiting sequences in queue order within max_num_seqs,
 //      the token budget (chunked prefill) and the free blocks; stop at the first that does not
-//      fit (FCFS, no overtaking). A waiting request that can never fit (longer than the
+//      fit (FCFS, no overtaking). Under priority scheduling, when the batch is full by count,
+//      the waiting request displaces (preempts by recompute) the running request that would
+//      queue after it: of a less urgent class *and* with a later queue key (aging protects an
+//      old request from newer urgent ones), the least urgent and latest first, each request at
+//      most max_displacements times (vLLM #40004: an urgent request waited behind four less
+//      urgent streams until its deadline). A waiting request that can never fit (longer than the
 //      whole KV pool, or than the token budget without chunked prefill, as a recompute can
 //      grow to be) is finished at once: kPreemptionLimit if preemption made it so, else
 //      kRejected, so it cannot wedge the queue.
@@ -53,6 +58,9 @@ struct SchedulerConfig {
   /// many requests whose prompt exceeds the threshold prefill in one step; waiting requests
   /// behind a long prompt that must wait are scheduled past it.
   std::int32_t max_long_partial_prefills = 1;
+  /// Priority scheduling: how often one running request may be preempted to make room for a
+  /// more urgent waiting one when the batch is full by count (0 = never).
+  std::int32_t max_displacements = 2;
 };
 
 /// One output token, as reported by OnStepDone.
@@ -146,6 +154,10 @@ class Scheduler {
   void ScheduleWaiting(Seconds now, StepEvents* events);
   /// Index in running_ of the request to preempt: lowest priority, then latest arrival.
   std::size_t VictimIndex() const;
+  /// Priority scheduling, batch full by count: preempts the running request `r` would queue
+  /// before (see step 4 above), when its blocks make room for `r`'s first `tokens`. False
+  /// when there is none.
+  bool Displace(const Request& r, std::int64_t tokens, StepEvents* events);
   /// Preempts running_[index] by recompute (or fails it past the preemption cap).
   void Preempt(std::size_t index, StepEvents* events);
   /// Takes `r` out of this step's plan if it is in it, returning its token budget.

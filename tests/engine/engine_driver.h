@@ -28,6 +28,7 @@ struct Outcome {
   Seconds finished_s = kNever;
   FinishReason finish_reason = FinishReason::kNone;  ///< kNone while live or refused
   std::int32_t num_preemptions = 0;
+  std::int32_t num_displacements = 0;
   std::int64_t recomputed_tokens = 0;
   Seconds ttft_s() const { return first_token_s - offered_s; }
 };
@@ -89,6 +90,7 @@ class EngineDriver {
       o.finished_s = now_;
       o.finish_reason = r.finish_reason;
       o.num_preemptions = r.num_preemptions;
+      o.num_displacements = r.num_displacements;
       o.recomputed_tokens = r.num_recomputed_tokens;
     }
   }

@@ -371,7 +371,7 @@ class Scenario {
       for (const RequestId id : live_) {
         const Request* r = sched_->Find(id);
         if (r != nullptr && r->state == RequestState::kRunning && !finish_requested_.count(id)) {
-          running_before.push_back({r->spec, r->num_preemptions});
+          running_before.push_back({r->spec, r->num_preemptions, r->num_displacements});
         }
       }
     }
@@ -405,6 +405,7 @@ class Scenario {
   struct RunningBefore {
     RequestSpec spec;
     std::int32_t num_preemptions = 0;
+    std::int32_t num_displacements = 0;
   };
 
   // True when `a` is a better preemption victim than `b` under the documented rule: lower
@@ -423,21 +424,51 @@ class Scenario {
   // the latest arrival". Nothing is admitted in a step that preempts, so every request that
   // was running before the Step and still runs after it was a candidate when each victim was
   // chosen: each victim must be worse than each survivor.
+  // Step 4, priority scheduling: a request displaced to make room for a more urgent one
+  // (num_displacements grew) was, for one request newly running after the step, of a less
+  // urgent class and later in queue order, and was displaced at most max_displacements times.
   bool CheckVictims(const std::vector<RunningBefore>& running_before, const StepEvents& ev) {
     std::vector<RequestSpec> victims;
     std::vector<RequestSpec> survivors;
+    std::vector<const Request*> displaced;
+    std::set<RequestId> was_running;
     for (const RunningBefore& before : running_before) {
+      was_running.insert(before.spec.id);
       const Request* now = sched_->Find(before.spec.id);
       if (now == nullptr) {
         for (const Request& f : ev.finished) {
           if (f.spec.id == before.spec.id && f.num_preemptions > before.num_preemptions) {
-            victims.push_back(f.spec);
+            if (f.num_displacements > before.num_displacements) {
+              displaced.push_back(&f);
+            } else {
+              victims.push_back(f.spec);
+            }
           }
         }
+      } else if (now->num_displacements > before.num_displacements) {
+        displaced.push_back(now);
       } else if (now->num_preemptions > before.num_preemptions) {
         victims.push_back(now->spec);
       } else if (now->state == RequestState::kRunning) {
         survivors.push_back(now->spec);
+      }
+    }
+    for (const Request* v : displaced) {
+      if (v->num_displacements > params_.config.max_displacements) {
+        Fail("request ", v->spec.id, " displaced ", v->num_displacements, " times");
+        return false;
+      }
+      bool by_more_urgent = false;
+      for (const RequestId id : live_) {
+        const Request* a = sched_->Find(id);
+        by_more_urgent =
+            by_more_urgent ||
+            (a != nullptr && a->state == RequestState::kRunning && !was_running.count(id) &&
+             a->spec.priority < v->spec.priority && a->queue_key < v->queue_key);
+      }
+      if (!by_more_urgent) {
+        Fail("request ", v->spec.id, " displaced without a more urgent request taking a slot");
+        return false;
       }
     }
     for (const RequestSpec& v : victims) {
