@@ -284,8 +284,65 @@ AdmissionDecision AdmissionController::Decide(const AdmissionRequest& request,
   AdmissionDecision d = DecidePolicy(request, stats, now);
   if (d.admitted()) {
     OnAdmitted(request, d);
+    CountAdmission(request.priority, now);
   }
   return d;
+}
+
+void AdmissionController::CountAdmission(std::int32_t priority, Seconds now) {
+  if (config_.priority_aging_s <= 0) {
+    return;
+  }
+  auto [it, fresh] = class_rates_.try_emplace(priority);
+  ClassRate& c = it->second;
+  if (fresh) {
+    c.first_s = now;
+    c.last_s = now;
+  }
+  c.count =
+      c.count * std::exp(-std::max(0.0, now - c.last_s) / config_.class_rate_time_constant_s) + 1;
+  c.last_s = now;
+}
+
+Seconds AdmissionController::WithOvertakers(Seconds w, std::int32_t priority,
+                                            const EngineStats& stats, Seconds now) const {
+  if (config_.priority_aging_s <= 0 || !std::isfinite(w)) {
+    return w;
+  }
+  const double mu = ServiceRateEstimate(stats);
+  const double tps = PrefillRate(stats);
+  // The admission rate of each more urgent class, requests/s, and how long it can overtake.
+  std::vector<std::pair<double, Seconds>> urgent;
+  for (const auto& [cls, c] : class_rates_) {
+    if (cls >= priority) {
+      break;
+    }
+    // The decayed count over the decayed length of the time seen so far (no warm-up bias:
+    // the first seconds of a class are not read as a low rate).
+    const double tau = config_.class_rate_time_constant_s;
+    const Seconds seen_s = std::max(now - c.first_s, 1.0);
+    const double rate = c.count * std::exp(-std::max(0.0, now - c.last_s) / tau) /
+                        (tau * (1.0 - std::exp(-seen_s / tau)));
+    urgent.emplace_back(rate, (priority - cls) * config_.priority_aging_s);
+  }
+  if (urgent.empty()) {
+    return w;
+  }
+  // Fixed point of W = w + (overtakers during W) / mu, by a few iterations from w (monotone;
+  // each overtaker also brings its prompt to prefill).
+  Seconds total = w;
+  for (int i = 0; i < 8; ++i) {
+    double overtakers = 0;
+    for (const auto& [rate, window_s] : urgent) {
+      overtakers += rate * std::min(total, window_s);
+    }
+    Seconds extra = mu > 0 ? overtakers / mu : 0.0;
+    if (tps > 0) {
+      extra = std::max(extra, overtakers * mean_prompt_tokens_ / tps);
+    }
+    total = w + extra;
+  }
+  return total;
 }
 
 AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& request,
@@ -293,7 +350,7 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
   AdmissionDecision d;
   d.max_output_tokens = request.max_output_tokens;
   const bool predictive = config_.policy == AdmissionPolicy::kPredictive;
-  d.queue_delay_est_s = QueueDelayEstimate(stats);
+  d.queue_delay_est_s = WithOvertakers(QueueDelayEstimate(stats), request.priority, stats, now);
   d.prefill_est_s = PrefillEstimate(request.prompt_tokens, stats);
   const Seconds retry_s = std::isfinite(d.queue_delay_est_s) ? d.queue_delay_est_s : 1.0;
 

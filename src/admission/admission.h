@@ -126,6 +126,15 @@ struct AdmissionConfig {
   /// share its steps with (running + half the waiting ahead; at least the estimator's lower
   /// bound). Empty: the estimator's value alone.
   std::vector<double> prefill_tokens_per_s_by_decodes;
+  /// The scheduler's priority_aging_s under priority scheduling, seconds; 0 under FCFS. With
+  /// it, W_est for a request of class p also counts the requests of more urgent classes q
+  /// expected to overtake it while it waits: their admission rate x min(wait, (p - q) x aging)
+  /// (aging bounds how long a class can be overtaken). A request that would wait past its
+  /// TTFT budget that way is refused at the door (429 queue_delay_exceeded with Retry-After)
+  /// instead of waiting for its queue-ingress deadline.
+  Seconds priority_aging_s = 0;
+  /// Time constant of the admission rate per class, seconds.
+  Seconds class_rate_time_constant_s = 5;
   /// Time constant of the running means of admitted requests' prompt and max output tokens,
   /// in requests (they size the KV-limited batch and the cold-start service-rate prior).
   double request_mean_window = 50;
@@ -136,6 +145,7 @@ struct AdmissionRequest {
   std::string_view tenant;
   std::int32_t prompt_tokens = 0;
   std::int32_t max_output_tokens = 0;
+  std::int32_t priority = 0;  ///< scheduling class, lower is more urgent
 };
 
 /// What admission decided. A refusal is one of three kinds, each following from its reason
@@ -250,6 +260,18 @@ class AdmissionController {
   };
   std::unordered_map<std::string, TokenBucket, StringHash, std::equal_to<>> buckets_;
   bool draining_ = false;
+  /// W_est for a request of `priority` plus the time to serve the more urgent requests
+  /// expected to overtake it (AdmissionConfig::priority_aging_s); `w` itself when none.
+  Seconds WithOvertakers(Seconds w, std::int32_t priority, const EngineStats& stats,
+                         Seconds now) const;
+  void CountAdmission(std::int32_t priority, Seconds now);
+
+  struct ClassRate {
+    double count = 0;  ///< admissions, exponentially decayed
+    Seconds first_s = 0;
+    Seconds last_s = 0;
+  };
+  std::map<std::int32_t, ClassRate> class_rates_;  // by priority class
   double mean_prompt_tokens_ = 0;  // running means over admitted requests (0 = none yet)
   double mean_output_tokens_ = 0;
 };

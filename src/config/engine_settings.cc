@@ -76,7 +76,8 @@ std::vector<SettingSpec> BuildSpecs() {
       Choice("engine", "scheduling", &S::scheduling, {"fcfs", "priority"},
              "Queue order: fcfs, or priority with aging"),
       Seconds("engine", "priority_aging_s", &S::priority_aging_s, "",
-              "Seconds of waiting worth one priority class"),
+              "Seconds of waiting worth one priority class (the starvation bound: class p "
+              "waits at most p x this longer than class 0)"),
       Int("engine", "max_preemptions", &S::max_preemptions, 0, k2e20, "",
           "Preemptions per request before it fails (0 = no cap)"),
       Int("engine", "long_prefill_token_threshold", &S::long_prefill_token_threshold, 0, k2e20, "",
@@ -116,7 +117,7 @@ EngineSettings BuildDefaults() {
   d.slo_budget_context_tokens = 256;
   d.enable_chunked_prefill = true;
   d.scheduling = "fcfs";
-  d.priority_aging_s = 10;
+  d.priority_aging_s = 0.25;
   d.max_preemptions = 0;
   d.long_prefill_token_threshold = 0;
   d.propagate_cancellation = true;

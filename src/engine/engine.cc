@@ -35,9 +35,9 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   if (const AdmissionDecision fits = CheckFits(request); !fits.admitted()) {
     return fits;
   }
-  const AdmissionDecision d =
-      admission_.Decide(AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens},
-                        scheduler_.StatsAhead(request.priority, now), now);
+  const AdmissionDecision d = admission_.Decide(
+      AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens, request.priority},
+      scheduler_.StatsAhead(request.priority, now), now);
   if (!d.admitted()) {
     return d;
   }

@@ -88,6 +88,8 @@ EngineConfig ResolveEngine(const config::EngineSettings& given, const std::strin
   a.estimator = EstimatorPriors(cost, e.scheduler, context);
   a.decode_step_s_by_batch = DecodeStepTimes(cost, e.scheduler.max_num_seqs, context);
   a.prefill_tokens_per_s_by_decodes = PrefillRates(cost, e.scheduler, context);
+  a.priority_aging_s =
+      e.scheduler.policy == SchedulingPolicy::kPriority ? e.scheduler.priority_aging_s : 0.0;
   return e;
 }
 

@@ -54,6 +54,16 @@ void Scheduler::Submit(const RequestSpec& spec) {
 void Scheduler::EnqueueWaiting(Request* r) {
   waiting_.emplace(r->queue_key, r->spec.id);
   waiting_prompt_tokens_ += r->num_tokens() - r->num_computed_tokens;
+  if (!r->ever_scheduled() && r->spec.deadline_s != kNever) {
+    deadlines_.emplace(r->spec.deadline_s, r->spec.id);
+  }
+}
+
+std::set<Scheduler::QueueEntry>::iterator Scheduler::EraseWaiting(std::set<QueueEntry>::iterator it,
+                                                                  const Request& r) {
+  waiting_prompt_tokens_ -= r.num_tokens() - r.num_computed_tokens;
+  deadlines_.erase({r.spec.deadline_s, r.spec.id});
+  return waiting_.erase(it);
 }
 
 bool Scheduler::Finish(RequestId id, FinishReason reason) {
@@ -95,8 +105,7 @@ void Scheduler::ApplyPendingFinishes(StepEvents* events) {
     if (r->state == RequestState::kRunning) {
       EraseRunning(r);
     } else {
-      waiting_.erase({r->queue_key, r->spec.id});
-      waiting_prompt_tokens_ -= r->num_tokens() - r->num_computed_tokens;
+      EraseWaiting(waiting_.find({r->queue_key, r->spec.id}), *r);
     }
     Retire(r, r->pending_finish, now_, events);
   }
@@ -108,7 +117,7 @@ const StepPlan& Scheduler::Step(Seconds now, StepEvents* events) {
   plan_.clear();
   planned_.clear();
   ApplyPendingFinishes(events);
-  DropExpiredAtHead(now, events);
+  DropExpired(now, events);
   budget_tokens_ = config_.max_num_batched_tokens;
   long_prefills_planned_ = 0;
   bool preempted_any = false;
@@ -233,14 +242,10 @@ void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted
   }
 }
 
-void Scheduler::DropExpiredAtHead(Seconds now, StepEvents* events) {
-  while (!waiting_.empty()) {
-    Request* r = &requests_.find(waiting_.begin()->second)->second;
-    if (!Expired(*r, now)) {
-      return;
-    }
-    waiting_.erase(waiting_.begin());
-    waiting_prompt_tokens_ -= r->num_tokens();
+void Scheduler::DropExpired(Seconds now, StepEvents* events) {
+  while (!deadlines_.empty() && deadlines_.begin()->first < now) {
+    Request* r = &requests_.find(deadlines_.begin()->second)->second;
+    EraseWaiting(waiting_.find({r->queue_key, r->spec.id}), *r);
     Retire(r, FinishReason::kDeadline, now, events);
   }
 }
@@ -289,17 +294,15 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
   while (it != waiting_.end() && budget_tokens_ > 0) {
     Request* r = &requests_.find(it->second)->second;
     const std::int64_t tokens = r->num_tokens() - r->num_computed_tokens;
-    if (Expired(*r, now)) {
-      it = waiting_.erase(it);
-      waiting_prompt_tokens_ -= tokens;
+    if (Expired(*r, now)) {  // (DropExpired took those with now past their deadline)
+      it = EraseWaiting(it, *r);
       Retire(r, FinishReason::kDeadline, now, events);
       continue;
     }
     if (NeverFits(*r)) {
       // Waiting would wedge the queue: fail it now (a recompute that outgrew the step, or a
       // prompt longer than the engine can ever hold).
-      it = waiting_.erase(it);
-      waiting_prompt_tokens_ -= tokens;
+      it = EraseWaiting(it, *r);
       Retire(r, r->num_preemptions > 0 ? FinishReason::kPreemptionLimit : FinishReason::kRejected,
              now, events);
       continue;
@@ -324,8 +327,7 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
       break;
     }
     long_prefills_planned_ += long_prefill ? 1 : 0;
-    it = waiting_.erase(it);
-    waiting_prompt_tokens_ -= tokens;
+    it = EraseWaiting(it, *r);
     r->state = RequestState::kRunning;
     running_.push_back(r);
     running_prefill_tokens_ += PrefillRemaining(*r);
@@ -451,6 +453,7 @@ bool Scheduler::CheckInvariants(std::string* error) const {
                 ") != blocks held by running requests (" + std::to_string(owned) + ")");
   }
   std::int64_t waiting_tokens = 0;
+  std::size_t with_deadline = 0;
   for (const auto& [key, id] : waiting_) {
     const auto it = requests_.find(id);
     if (it == requests_.end()) {
@@ -461,6 +464,15 @@ bool Scheduler::CheckInvariants(std::string* error) const {
       return fail("waiting request " + std::to_string(id) + " holds KV blocks");
     }
     waiting_tokens += r.num_tokens();
+    if (!r.ever_scheduled() && r.spec.deadline_s != kNever) {
+      ++with_deadline;
+      if (!deadlines_.contains({r.spec.deadline_s, id})) {
+        return fail("waiting request " + std::to_string(id) + " missing from the deadline index");
+      }
+    }
+  }
+  if (with_deadline != deadlines_.size()) {
+    return fail("the deadline index holds requests that are not waiting");
   }
   if (waiting_.size() + running_.size() != requests_.size()) {
     return fail("a live request is neither waiting nor running");

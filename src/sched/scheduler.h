@@ -3,8 +3,10 @@
 //
 // Algorithm, once per iteration (Step):
 //   1. apply pending aborts and stop requests: free their KV blocks, report them finished;
-//   2. drop waiting requests whose queue-ingress deadline has passed when they are at the
-//      head of the queue, without any prefill (never-scheduled requests only), every step;
+//   2. drop waiting requests whose queue-ingress deadline has passed, wherever they are in the
+//      queue, without any prefill (never-scheduled requests only), every step: a request
+//      overtaken by more urgent ones gets its 429 at its deadline, not a 504 at the request
+//      deadline (vLLM #41951);
 //   3. schedule running sequences first (decodes and unfinished prefill chunks), in running
 //      order, within max_num_batched_tokens; when a sequence cannot get a KV block, preempt by
 //      recompute the running sequence with the lowest priority, then the latest arrival (vLLM's
@@ -48,7 +50,11 @@ struct SchedulerConfig {
   std::int32_t max_num_batched_tokens = 2048;  ///< token budget per step
   bool enable_chunked_prefill = true;
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
-  Seconds priority_aging_s = 10.0;   ///< seconds of waiting worth one priority class
+  /// Seconds of waiting worth one priority class: a request of class p is scheduled before
+  /// any of class q < p that arrived more than (p - q) x this after it (the starvation
+  /// bound). 0.25 s: class 10 waits at most 2.5 s longer than class 0 (issue 12, finding 4;
+  /// it was 10 s, so 100 s, past any client's patience).
+  Seconds priority_aging_s = 0.25;
   std::int32_t max_preemptions = 0;  ///< per request; 0 = unlimited, else fail fast beyond it
   /// vLLM's long_prefill_token_threshold: with chunked prefill, at most this many prompt
   /// tokens of one request per step, so a long prompt cannot take the whole token budget and
@@ -166,9 +172,13 @@ class Scheduler {
   static bool Expired(const Request& r, Seconds now) {
     return !r.ever_scheduled() && now > r.spec.deadline_s;
   }
-  /// Drops expired requests from the head of the waiting queue, whether or not the batch has
-  /// room this step (so they stop counting as queued work at once).
-  void DropExpiredAtHead(Seconds now, StepEvents* events);
+  /// Drops every waiting request whose queue-ingress deadline has passed, wherever it is in
+  /// the queue and whether or not the batch has room this step (so they stop counting as
+  /// queued work at once). O(expired x log n), by the deadline index.
+  void DropExpired(Seconds now, StepEvents* events);
+  /// Takes the waiting entry `it` of `r` out of the queue, its counters and the deadline
+  /// index; returns the next entry.
+  std::set<QueueEntry>::iterator EraseWaiting(std::set<QueueEntry>::iterator it, const Request& r);
   /// True when `r` (waiting) can never be scheduled: without chunked prefill its tokens exceed
   /// the token budget, or its KV exceeds the whole pool.
   bool NeverFits(const Request& r) const;
@@ -181,6 +191,8 @@ class Scheduler {
   BlockManager* blocks_;
   std::unordered_map<RequestId, Request> requests_;  // live requests (node-stable)
   std::set<QueueEntry> waiting_;
+  /// Waiting requests never scheduled, by queue-ingress deadline (finite ones only).
+  std::set<std::pair<Seconds, RequestId>> deadlines_;
   std::vector<Request*> running_;
   std::vector<Request*> pending_finish_;
   std::vector<Request*> planned_;  // parallel to plan_.seqs

@@ -1,8 +1,9 @@
 // Queue-ingress deadlines: a never-scheduled waiting request whose deadline has passed is
-// dropped when it reaches the head of the queue, with reason deadline and without any prefill;
-// a request that was ever scheduled is never dropped.
+// dropped at the next step wherever it is in the queue, with reason deadline and without any
+// prefill; a request that was ever scheduled is never dropped.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -133,6 +134,28 @@ TEST(SchedulerDeadlineTest, RequestWithoutDeadlineWaitsIndefinitely) {
   EXPECT_FALSE(e.IsFinished(2));
   ASSERT_NE(e.sched().Find(2), nullptr);
   EXPECT_EQ(e.Live(2).state, RequestState::kWaiting);
+}
+
+// Issue 12, finding 4: a request overtaken by more urgent ones (priority scheduling) expires
+// behind them; it is dropped at its deadline, not when it finally reaches the head (live, that
+// was a 504 at the request deadline instead of a 429 at the queue-ingress deadline).
+TEST(SchedulerDeadlineTest, AnExpiredRequestBehindTheHeadIsDroppedAtOnce) {
+  SchedulerConfig c = Config();
+  c.policy = SchedulingPolicy::kPriority;
+  c.priority_aging_s = 10;
+  c.max_num_seqs = 1;
+  FakeEngine e(c, 100, 16);
+  e.Submit(Spec(1, 4, 50, 0));  // holds the only seat
+  e.RunStep();
+  e.Submit(Spec(2, 4, 5, 0.1, /*priority=*/5, /*deadline=*/1.0));
+  e.Submit(Spec(3, 4, 5, 0.2, /*priority=*/0));  // overtakes 2, no deadline
+  e.set_now(1.5);
+  e.Step();
+  ASSERT_EQ(e.last_step_finished().size(), 1u);
+  EXPECT_EQ(e.Finished(2).finish_reason, FinishReason::kDeadline);
+  EXPECT_EQ(e.sched().num_waiting(), 1);  // 3, still behind the full batch
+  std::string error;
+  EXPECT_TRUE(e.sched().CheckInvariants(&error)) << error;
 }
 
 }  // namespace
