@@ -12,9 +12,9 @@
 namespace spillway {
 
 /// step time prior = modelled time of a full step (max_num_seqs decodes at `context_tokens`
-/// plus the rest of the token budget as prefill); prefill throughput prior = PrefillRates at
-/// half the batch (what /metrics shows and a gateway assumes until the engine measures itself);
-/// service rate unknown (0) until measured.
+/// plus the rest of the token budget as prefill); prefill throughput prior = that prefill chunk
+/// / the step time (what /metrics shows and a gateway assumes until the engine measures itself;
+/// admission reads PrefillRates); service rate unknown (0) until measured.
 ServiceEstimatorConfig EstimatorPriors(const CostModel& cost, const SchedulerConfig& scheduler,
                                        std::int64_t context_tokens = 256);
 
