@@ -293,6 +293,9 @@ void AdmissionController::CountAdmission(std::int32_t priority, Seconds now) {
   if (config_.priority_aging_s <= 0) {
     return;
   }
+  if (class_rates_.size() >= kMaxTrackedClasses && !class_rates_.contains(priority)) {
+    return;  // classes are client-chosen integers: the map stays bounded
+  }
   auto [it, fresh] = class_rates_.try_emplace(priority);
   ClassRate& c = it->second;
   if (fresh) {

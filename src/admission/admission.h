@@ -271,7 +271,8 @@ class AdmissionController {
     Seconds first_s = 0;
     Seconds last_s = 0;
   };
-  std::map<std::int32_t, ClassRate> class_rates_;  // by priority class
+  static constexpr std::size_t kMaxTrackedClasses = 256;
+  std::map<std::int32_t, ClassRate> class_rates_;  // by priority class, at most the above
   double mean_prompt_tokens_ = 0;  // running means over admitted requests (0 = none yet)
   double mean_output_tokens_ = 0;
 };
