@@ -302,8 +302,7 @@ void AdmissionController::CountAdmission(std::int32_t priority, Seconds now) {
     c.first_s = now;
     c.last_s = now;
   }
-  c.count =
-      c.count * std::exp(-std::max(0.0, now - c.last_s) / config_.class_rate_time_constant_s) + 1;
+  c.count = c.CountAt(now, config_.class_rate_time_constant_s) + 1;
   c.last_s = now;
 }
 
@@ -324,8 +323,7 @@ Seconds AdmissionController::WithOvertakers(Seconds w, std::int32_t priority,
     // the first seconds of a class are not read as a low rate).
     const double tau = config_.class_rate_time_constant_s;
     const Seconds seen_s = std::max(now - c.first_s, 1.0);
-    const double rate = c.count * std::exp(-std::max(0.0, now - c.last_s) / tau) /
-                        (tau * (1.0 - std::exp(-seen_s / tau)));
+    const double rate = c.CountAt(now, tau) / (tau * (1.0 - std::exp(-seen_s / tau)));
     urgent.emplace_back(rate, (priority - cls) * config_.priority_aging_s);
   }
   if (urgent.empty()) {

@@ -32,6 +32,8 @@
 //
 // Not thread-safe; no clock (now is passed in), no I/O.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -270,6 +272,10 @@ class AdmissionController {
     double count = 0;  ///< admissions, exponentially decayed
     Seconds first_s = 0;
     Seconds last_s = 0;
+    /// `count` decayed from last_s to `now` with time constant `tau_s`.
+    double CountAt(Seconds now, Seconds tau_s) const {
+      return count * std::exp(-std::max(0.0, now - last_s) / tau_s);
+    }
   };
   static constexpr std::size_t kMaxTrackedClasses = 256;
   std::map<std::int32_t, ClassRate> class_rates_;  // by priority class, at most the above

@@ -294,11 +294,6 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
   while (it != waiting_.end() && budget_tokens_ > 0) {
     Request* r = &requests_.find(it->second)->second;
     const std::int64_t tokens = r->num_tokens() - r->num_computed_tokens;
-    if (Expired(*r, now)) {  // (DropExpired took those with now past their deadline)
-      it = EraseWaiting(it, *r);
-      Retire(r, FinishReason::kDeadline, now, events);
-      continue;
-    }
     if (NeverFits(*r)) {
       // Waiting would wedge the queue: fail it now (a recompute that outgrew the step, or a
       // prompt longer than the engine can ever hold).

@@ -168,10 +168,6 @@ class Scheduler {
   void Preempt(std::size_t index, StepEvents* events);
   /// Takes `r` out of this step's plan if it is in it, returning its token budget.
   void Unplan(Request* r);
-  /// True when `r` was never scheduled and its queue-ingress deadline has passed.
-  static bool Expired(const Request& r, Seconds now) {
-    return !r.ever_scheduled() && now > r.spec.deadline_s;
-  }
   /// Drops every waiting request whose queue-ingress deadline has passed, wherever it is in
   /// the queue and whether or not the batch has room this step (so they stop counting as
   /// queued work at once). O(expired x log n), by the deadline index.

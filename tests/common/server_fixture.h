@@ -31,6 +31,17 @@ inline std::string SmallCompletionBody(int max_tokens = 4) {
   return R"({"prompt":[1,2,3],"max_tokens":)" + std::to_string(max_tokens) + "}";
 }
 
+/// A completion request with a `prompt_tokens`-token id prompt (ids 100, 101, ...) and
+/// `max_tokens` output tokens, streamed or not.
+inline std::string CompletionBody(int prompt_tokens, int max_tokens, bool stream = false) {
+  std::string prompt;
+  for (int i = 0; i < prompt_tokens; ++i) {
+    prompt += (i == 0 ? "" : ",") + std::to_string(100 + i % 1000);
+  }
+  return R"({"prompt":[)" + prompt + R"(],"max_tokens":)" + std::to_string(max_tokens) +
+         R"(,"ignore_eos":true,"stream":)" + (stream ? "true" : "false") + "}";
+}
+
 /// Parses `text` as JSON; nullopt when it is not.
 inline std::optional<json::value> ParseJson(const std::string& text) {
   boost::system::error_code ec;

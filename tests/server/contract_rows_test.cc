@@ -26,25 +26,16 @@
 namespace spillway {
 namespace {
 
+using server_test::CompletionBody;
 using server_test::HttpRequest;
 using server_test::HttpResponse;
 using server_test::PendingRequest;
-
-/// A completion with a `prompt_tokens`-token id prompt.
-std::string Body(int prompt_tokens, int max_tokens, bool stream = false) {
-  std::string prompt;
-  for (int i = 0; i < prompt_tokens; ++i) {
-    prompt += (i == 0 ? "" : ",") + std::to_string(100 + i % 1000);
-  }
-  return R"({"prompt":[)" + prompt + R"(],"max_tokens":)" + std::to_string(max_tokens) +
-         R"(,"ignore_eos":true,"stream":)" + (stream ? "true" : "false") + "}";
-}
 
 HttpRequest Stream(int prompt_tokens, int max_tokens) {
   HttpRequest r;
   r.method = "POST";
   r.target = "/v1/completions";
-  r.body = Body(prompt_tokens, max_tokens, true);
+  r.body = CompletionBody(prompt_tokens, max_tokens, true);
   return r;
 }
 
@@ -94,11 +85,11 @@ class NeverServableRowsTest : public server_test::ServerFixture {
 };
 
 TEST_F(NeverServableRowsTest, ContextLengthKvCapacityAndDeadlineRowsAre400s) {
-  EXPECT_TRUE(
-      IsContractReply(client().Post("/v1/completions", Body(5000, 4)), "context_length_exceeded"));
-  EXPECT_TRUE(
-      IsContractReply(client().Post("/v1/completions", Body(2000, 4)), "kv_capacity_exceeded"));
-  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", Body(3, 1000)),
+  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", CompletionBody(5000, 4)),
+                              "context_length_exceeded"));
+  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", CompletionBody(2000, 4)),
+                              "kv_capacity_exceeded"));
+  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", CompletionBody(3, 1000)),
                               "max_tokens_exceeds_deadline"));
 }
 
@@ -110,7 +101,8 @@ class QueuedTokensRowTest : public server_test::ServerFixture {
 };
 
 TEST_F(QueuedTokensRowTest, APromptOverTheTokenBoundIsA503) {
-  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", Body(20, 4)), "queued_tokens_full"));
+  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", CompletionBody(20, 4)),
+                              "queued_tokens_full"));
 }
 
 // --- Rows that need one request running (and one waiting) first ---
@@ -144,7 +136,8 @@ TEST_F(QueueFullRowTest, OneRunningOneWaitingThenA503) {
   const auto running = StartRunning(client().port(), 16, 400);
   PendingRequest waiting(client().port(), Stream(16, 4), 60);
   ASSERT_EQ(waiting.ReadHead(30).status, 200);  // admitted: it waits for the one slot
-  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", Body(16, 4)), "queue_full"));
+  EXPECT_TRUE(
+      IsContractReply(client().Post("/v1/completions", CompletionBody(16, 4)), "queue_full"));
 }
 
 class QueueDelayRowTest : public server_test::ServerFixture {
@@ -160,8 +153,8 @@ TEST_F(QueueDelayRowTest, AQueueAheadOfASingleSlotIsA429) {
   const auto running = StartRunning(client().port(), 16, 400);
   PendingRequest waiting(client().port(), Stream(16, 4), 60);
   ASSERT_EQ(waiting.ReadHead(30).status, 200);
-  EXPECT_TRUE(
-      IsContractReply(client().Post("/v1/completions", Body(16, 4)), "queue_delay_exceeded"));
+  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", CompletionBody(16, 4)),
+                              "queue_delay_exceeded"));
 }
 
 class KvSaturationRowTest : public server_test::ServerFixture {
@@ -175,7 +168,8 @@ class KvSaturationRowTest : public server_test::ServerFixture {
 
 TEST_F(KvSaturationRowTest, NewWorkAboveTheKvHeadroomIsA429) {
   const auto running = StartRunning(client().port(), 320, 400);
-  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", Body(16, 4)), "kv_saturation"));
+  EXPECT_TRUE(
+      IsContractReply(client().Post("/v1/completions", CompletionBody(16, 4)), "kv_saturation"));
 }
 
 // --- The tenant's bucket, the connection cap and the request deadline ---
@@ -193,8 +187,8 @@ class RateLimitRowTest : public server_test::ServerFixture {
 
 TEST_F(RateLimitRowTest, ASecondRequestFromAnEmptyBucketIsA429WithItsResetTime) {
   const server_test::HeaderList auth = {{"Authorization", "Bearer sk-a"}};
-  ASSERT_EQ(client().Post("/v1/completions", Body(4, 2), auth).status, 200);
-  const HttpResponse r = client().Post("/v1/completions", Body(4, 2), auth);
+  ASSERT_EQ(client().Post("/v1/completions", CompletionBody(4, 2), auth).status, 200);
+  const HttpResponse r = client().Post("/v1/completions", CompletionBody(4, 2), auth);
   EXPECT_TRUE(IsContractReply(r, "rate_limited"));
   EXPECT_TRUE(r.Header("X-RateLimit-Reset").has_value());
 }
@@ -208,8 +202,8 @@ TEST_F(ConnectionCapRowTest, AConnectionOverTheCapIsA503) {
   server_test::RawConnection held(client().port());  // holds the only slot, sends nothing
   ASSERT_TRUE(held.connected());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // accepted by the server
-  EXPECT_TRUE(
-      IsContractReply(client().Post("/v1/completions", Body(4, 2)), "too_many_connections"));
+  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", CompletionBody(4, 2)),
+                              "too_many_connections"));
 }
 
 class RequestTimeoutRowTest : public server_test::ServerFixture {
@@ -223,8 +217,8 @@ class RequestTimeoutRowTest : public server_test::ServerFixture {
 };
 
 TEST_F(RequestTimeoutRowTest, ARequestUnansweredAtTheDeadlineIsA504) {
-  EXPECT_TRUE(
-      IsContractReply(client().Post("/v1/completions", Body(16, 400), {}, 10), "request_timeout"));
+  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", CompletionBody(16, 400), {}, 10),
+                              "request_timeout"));
 }
 
 }  // namespace
