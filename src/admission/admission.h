@@ -216,10 +216,16 @@ class AdmissionController {
   Seconds PrefillEstimate(std::int32_t prompt_tokens) const;
   /// The same at PrefillRate(stats).
   Seconds PrefillEstimate(std::int32_t prompt_tokens, const EngineStats& stats) const;
-  /// Prefill throughput for a request arriving at `stats`, tokens/s: the estimator's once it
-  /// has measured capacity, else the larger of its value and
-  /// AdmissionConfig::prefill_tokens_per_s_by_decodes at running + half the waiting ahead.
+  /// Prefill throughput for a request arriving at `stats`, tokens/s, at the decodes it will
+  /// share its steps with, d = running + half the waiting ahead, by the model
+  /// AdmissionConfig::prefill_tokens_per_s_by_decodes: once the estimator has measured
+  /// capacity, its rate x model(d) / model(the decodes it was measured beside); before, the
+  /// larger of model(d) and the estimator's lower bound. The estimator's value alone without a
+  /// model.
   double PrefillRate(const EngineStats& stats) const;
+  /// PrefillRate of an idle engine, at least the model's (the estimator's value without a
+  /// model): what the never-servable check (400 max_tokens_exceeds_deadline) assumes.
+  double IdlePrefillRate() const;
   /// Requests the engine can run at once: min(max_num_seqs, KV blocks / the blocks a mean
   /// admitted request holds at its end, ceil((prompt + max output) / block size)). KV-limited
   /// batches otherwise look like free slots and hide a queue (max_num_seqs before any
@@ -267,6 +273,9 @@ class AdmissionController {
   Seconds WithOvertakers(Seconds w, std::int32_t priority, const EngineStats& stats,
                          Seconds now) const;
   void CountAdmission(std::int32_t priority, Seconds now);
+  /// prefill_tokens_per_s_by_decodes at `decodes` (interpolated, clamped to the table; the
+  /// table is not empty).
+  double ModelPrefillRate(double decodes) const;
 
   struct ClassRate {
     double count = 0;  ///< admissions, exponentially decayed

@@ -28,6 +28,10 @@ void ServiceEstimator::OnStep(const StepSample& s) {
   if (s.prefill_tokens > 0 && s.decode_tokens > 0) {
     (s.token_budget_full ? mixed_prefill_tokens_ : light_prefill_tokens_) += s.prefill_tokens;
     (s.token_budget_full ? mixed_s_ : light_s_) += s.duration_s;
+    if (s.token_budget_full) {
+      mixed_decode_tokens_ += s.decode_tokens;
+      ++mixed_steps_;
+    }
   }
 }
 
@@ -51,6 +55,9 @@ void ServiceEstimator::CloseWindow() {
   if (mixed_s_ > 0) {
     prefill_tps_ = ewma(prefill_tps_, static_cast<double>(mixed_prefill_tokens_) / mixed_s_,
                         prefill_measured_);
+    prefill_decodes_ =
+        ewma(prefill_decodes_, static_cast<double>(mixed_decode_tokens_) / mixed_steps_,
+             prefill_capacity_measured_);
     prefill_measured_ = true;
     prefill_capacity_measured_ = true;
   } else if (light_s_ > 0) {  // a lower bound only
@@ -66,6 +73,8 @@ void ServiceEstimator::CloseWindow() {
   saturated_s_ = 0;
   steps_ = 0;
   mixed_prefill_tokens_ = 0;
+  mixed_decode_tokens_ = 0;
+  mixed_steps_ = 0;
   mixed_s_ = 0;
   light_prefill_tokens_ = 0;
   light_s_ = 0;

@@ -64,6 +64,10 @@ class ServiceEstimator {
   /// True once a window with steps whose token budget was full measured prefill throughput
   /// (before that, prefill_tokens_per_s() is the prior or a lower bound from light steps).
   bool prefill_capacity_measured() const { return prefill_capacity_measured_; }
+  /// Mean decodes per step of the steps that measured prefill capacity (EWMA like the rate;
+  /// 0 until measured): the batch prefill_tokens_per_s() was measured beside, so a model of
+  /// the rate by decodes can be scaled to it (AdmissionController::PrefillRate).
+  double prefill_capacity_decodes() const { return prefill_decodes_; }
   /// Mean engine step duration, seconds (0 = not yet known).
   Seconds step_time_s() const { return step_s_; }
 
@@ -74,6 +78,7 @@ class ServiceEstimator {
   double alpha_;
   double mu_rps_;
   double prefill_tps_;
+  double prefill_decodes_ = 0;
   Seconds step_s_;
   bool mu_measured_ = false;   // any window has set mu_hat
   bool mu_saturated_ = false;  // a saturated window has measured capacity
@@ -88,6 +93,8 @@ class ServiceEstimator {
   Seconds saturated_s_ = 0;
   std::int64_t steps_ = 0;
   std::int64_t mixed_prefill_tokens_ = 0;  // steps with a full token budget
+  std::int64_t mixed_decode_tokens_ = 0;
+  std::int64_t mixed_steps_ = 0;
   Seconds mixed_s_ = 0;
   std::int64_t light_prefill_tokens_ = 0;  // steps that prefilled all that was waiting
   Seconds light_s_ = 0;
