@@ -181,13 +181,30 @@ std::int32_t AdmissionController::QueuedBeyondBatch(std::int32_t waiting,
   return std::max(0, waiting - free_slots);
 }
 
-Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats) const {
+double AdmissionController::PrefillBacklogAhead(const EngineStats& stats,
+                                                std::int32_t prompt_tokens) const {
   // Under priority scheduling only the requests queued ahead count (Scheduler::StatsAhead).
+  const bool ahead = stats.prefill_backlog_ahead_tokens >= 0;
+  const auto backlog = static_cast<double>(ahead ? stats.prefill_backlog_ahead_tokens
+                                                 : stats.prefill_backlog_tokens);
+  const double share = config_.long_prefill_step_share;
+  const bool short_prompt = prompt_tokens >= 0 && config_.long_prefill_token_threshold > 0 &&
+                            prompt_tokens <= config_.long_prefill_token_threshold;
+  if (!short_prompt || share <= 0 || share >= 1) {
+    return backlog;
+  }
+  const auto long_backlog = static_cast<double>(std::max<std::int64_t>(
+      0, ahead ? stats.long_prefill_backlog_ahead_tokens : stats.long_prefill_backlog_tokens));
+  // While the short backlog prefills, the long prefill takes `share` of each step beside it.
+  const double short_backlog = std::max(0.0, backlog - long_backlog);
+  return short_backlog + std::min(long_backlog, short_backlog * share / (1.0 - share));
+}
+
+Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats,
+                                                std::int32_t prompt_tokens) const {
   const std::int32_t waiting =
       stats.num_waiting_ahead >= 0 ? stats.num_waiting_ahead : stats.num_waiting;
-  const std::int64_t backlog = stats.prefill_backlog_ahead_tokens >= 0
-                                   ? stats.prefill_backlog_ahead_tokens
-                                   : stats.prefill_backlog_tokens;
+  const double backlog = PrefillBacklogAhead(stats, prompt_tokens);
   if (waiting == 0) {
     return 0;
   }
@@ -201,7 +218,7 @@ Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats) const 
     known = true;
   }
   if (const double tps = PrefillRate(stats); tps > 0) {
-    w = std::max(w, static_cast<double>(backlog) / tps);
+    w = std::max(w, backlog / tps);
     known = true;
   }
   return known ? w : kNever;
@@ -374,7 +391,8 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
   AdmissionDecision d;
   d.max_output_tokens = request.max_output_tokens;
   const bool predictive = config_.policy == AdmissionPolicy::kPredictive;
-  d.queue_delay_est_s = WithOvertakers(QueueDelayEstimate(stats), request.priority, stats, now);
+  d.queue_delay_est_s = WithOvertakers(QueueDelayEstimate(stats, request.prompt_tokens),
+                                       request.priority, stats, now);
   d.prefill_est_s = PrefillEstimate(request.prompt_tokens, stats);
   const Seconds retry_s = std::isfinite(d.queue_delay_est_s) ? d.queue_delay_est_s : 1.0;
 

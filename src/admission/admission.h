@@ -135,6 +135,14 @@ struct AdmissionConfig {
   /// TTFT budget that way is refused at the door (429 queue_delay_exceeded with Retry-After)
   /// instead of waiting for its queue-ingress deadline.
   Seconds priority_aging_s = 0;
+  /// The scheduler's long prompts (SchedulerConfig::long_prefill_token_threshold, 0 = none)
+  /// and the fraction of a step's token budget a long prefill takes while others wait
+  /// (long_prefill_max_chunk_tokens / max_num_batched_tokens). With them, the prefill backlog
+  /// ahead of a short prompt counts a long prompt's tokens only as far as they share the
+  /// steps that prefill the short ones: a 100k-token prompt ahead does not delay a 200-token
+  /// one by its whole prefill (issue 12, finding 6).
+  std::int32_t long_prefill_token_threshold = 0;
+  double long_prefill_step_share = 0;
   /// Time constant of the admission rate per class, seconds.
   Seconds class_rate_time_constant_s = 5;
   /// Time constant of the running means of admitted requests' prompt and max output tokens,
@@ -209,8 +217,12 @@ class AdmissionController {
   /// those queued ahead of the request being admitted when `stats` gives them
   /// (EngineStats::num_waiting_ahead, from Scheduler::StatsAhead under priority scheduling),
   /// else all. 0 when nothing waits ahead; +inf when requests wait for completions and neither
-  /// rate is known yet.
-  Seconds QueueDelayEstimate(const EngineStats& stats) const;
+  /// rate is known yet. For a short prompt (`prompt_tokens` within
+  /// AdmissionConfig::long_prefill_token_threshold) the long prompts' backlog counts only by
+  /// their share of the steps that prefill the short backlog; -1 (unknown) counts it all.
+  Seconds QueueDelayEstimate(const EngineStats& stats, std::int32_t prompt_tokens = -1) const;
+  /// The prefill tokens that delay a prompt of `prompt_tokens` (-1: unknown), see above.
+  double PrefillBacklogAhead(const EngineStats& stats, std::int32_t prompt_tokens) const;
   /// t_prefill_est for a prompt: max(one step, prompt / prefill throughput), seconds, at the
   /// estimator's prefill throughput.
   Seconds PrefillEstimate(std::int32_t prompt_tokens) const;

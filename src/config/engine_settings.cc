@@ -80,8 +80,11 @@ std::vector<SettingSpec> BuildSpecs() {
               "waits at most p x this longer than class 0)"),
       Int("engine", "max_preemptions", &S::max_preemptions, 0, k2e20, "",
           "Preemptions per request before it fails (0 = no cap)"),
-      Int("engine", "long_prefill_token_threshold", &S::long_prefill_token_threshold, 0, k2e20, "",
-          "Prompt tokens of one request per step (0 = no cap)"),
+      Int("engine", "long_prefill_token_threshold", &S::long_prefill_token_threshold, 0, k2e20,
+          "derived: what an idle engine prefills in a tenth of the TTFT SLO, at least the "
+          "token budget (long prompts then take at most half of each step)",
+          "Prompts longer than this are long: one at a time, at most this many tokens per "
+          "step while others wait (0 = no cap)"),
       Int("engine", "num_gpu_blocks", &S::num_gpu_blocks, 1, k2e24, "from the profile's memory",
           "KV cache blocks"),
       Int("engine", "max_model_len", &S::max_model_len, 1, k2e24, "the profile's",
@@ -119,7 +122,6 @@ EngineSettings BuildDefaults() {
   d.scheduling = "fcfs";
   d.priority_aging_s = 0.25;
   d.max_preemptions = 0;
-  d.long_prefill_token_threshold = 0;
   d.propagate_cancellation = true;
   d.policy = "predictive";
   d.ttft_slo_s = 1.0;

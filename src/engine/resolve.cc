@@ -1,6 +1,7 @@
 #include "engine/resolve.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "admission/priors.h"
 #include "config/config_error.h"
@@ -20,7 +21,8 @@ SchedulerConfig ResolveScheduler(const config::EngineSettings& s, const CostMode
   c.policy = *s.scheduling == "priority" ? SchedulingPolicy::kPriority : SchedulingPolicy::kFcfs;
   c.priority_aging_s = *s.priority_aging_s;
   c.max_preemptions = static_cast<std::int32_t>(*s.max_preemptions);
-  c.long_prefill_token_threshold = static_cast<std::int32_t>(*s.long_prefill_token_threshold);
+  c.long_prefill_token_threshold =
+      static_cast<std::int32_t>(s.long_prefill_token_threshold.value_or(0));
   if (*s.slo_budgets) {
     const std::int64_t context =
         std::min<std::int64_t>(*s.slo_budget_context_tokens, max_model_len);
@@ -42,6 +44,18 @@ SchedulerConfig ResolveScheduler(const config::EngineSettings& s, const CostMode
     c.max_num_batched_tokens = max_model_len;
   }
   return c;
+}
+
+// The default long-prefill threshold and chunk (kLongPrefillSloFraction) when none is set.
+void DeriveLongPrefill(const config::EngineSettings& s, double idle_prefill_tokens_per_s,
+                       SchedulerConfig* c) {
+  if (s.long_prefill_token_threshold || !c->enable_chunked_prefill) {
+    return;  // set (0 = off), or every prompt is prefilled in one step anyway
+  }
+  const double slo_tokens = kLongPrefillSloFraction * *s.ttft_slo_s * idle_prefill_tokens_per_s;
+  c->long_prefill_token_threshold = static_cast<std::int32_t>(
+      std::clamp(std::round(slo_tokens), static_cast<double>(c->max_num_batched_tokens), 1e9));
+  c->long_prefill_max_chunk_tokens = std::max(1, c->max_num_batched_tokens / 2);
 }
 
 }  // namespace
@@ -88,6 +102,16 @@ EngineConfig ResolveEngine(const config::EngineSettings& given, const std::strin
   a.estimator = EstimatorPriors(cost, e.scheduler, context);
   a.decode_step_s_by_batch = DecodeStepTimes(cost, e.scheduler.max_num_seqs, context);
   a.prefill_tokens_per_s_by_decodes = PrefillRates(cost, e.scheduler, context);
+  DeriveLongPrefill(s, a.prefill_tokens_per_s_by_decodes.front(), &e.scheduler);
+  if (const std::int32_t threshold = e.scheduler.long_prefill_token_threshold;
+      threshold > 0 && e.scheduler.enable_chunked_prefill) {
+    const std::int32_t chunk = e.scheduler.long_prefill_max_chunk_tokens > 0
+                                   ? e.scheduler.long_prefill_max_chunk_tokens
+                                   : threshold;
+    a.long_prefill_token_threshold = threshold;
+    a.long_prefill_step_share =
+        std::min(1.0, static_cast<double>(chunk) / e.scheduler.max_num_batched_tokens);
+  }
   a.priority_aging_s =
       e.scheduler.policy == SchedulingPolicy::kPriority ? e.scheduler.priority_aging_s : 0.0;
   return e;

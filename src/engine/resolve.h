@@ -14,6 +14,13 @@
 
 namespace spillway {
 
+/// The default long-prefill threshold (engine.long_prefill_token_threshold unset): a prompt is
+/// long when an idle engine takes more than this fraction of the TTFT SLO to prefill it (and
+/// it needs more than one step's token budget); while others wait it takes at most half of
+/// each step (SchedulerConfig::long_prefill_max_chunk_tokens). Issue 12, finding 2: with no
+/// cap, an 11k-token prompt at the head of the queue took every step's budget.
+inline constexpr double kLongPrefillSloFraction = 0.1;
+
 /// Tenants' token buckets, by tenant name.
 using TenantLimits = std::map<std::string, TenantLimit, std::less<>>;
 

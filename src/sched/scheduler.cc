@@ -53,7 +53,7 @@ void Scheduler::Submit(const RequestSpec& spec) {
 
 void Scheduler::EnqueueWaiting(Request* r) {
   waiting_.emplace(r->queue_key, r->spec.id);
-  waiting_prompt_tokens_ += r->num_tokens() - r->num_computed_tokens;
+  CountWaiting(*r, +1);
   if (!r->ever_scheduled() && r->spec.deadline_s != kNever) {
     deadlines_.emplace(r->spec.deadline_s, r->spec.id);
   }
@@ -61,9 +61,21 @@ void Scheduler::EnqueueWaiting(Request* r) {
 
 std::set<Scheduler::QueueEntry>::iterator Scheduler::EraseWaiting(std::set<QueueEntry>::iterator it,
                                                                   const Request& r) {
-  waiting_prompt_tokens_ -= r.num_tokens() - r.num_computed_tokens;
+  CountWaiting(r, -1);
   deadlines_.erase({r.spec.deadline_s, r.spec.id});
   return waiting_.erase(it);
+}
+
+void Scheduler::CountWaiting(const Request& r, int sign) {
+  const std::int64_t tokens = sign * (r.num_tokens() - r.num_computed_tokens);
+  waiting_prompt_tokens_ += tokens;
+  long_waiting_tokens_ += IsLongPrompt(r) ? tokens : 0;
+}
+
+void Scheduler::CountRunningPrefill(const Request& r, int sign) {
+  const std::int64_t tokens = sign * PrefillRemaining(r);
+  running_prefill_tokens_ += tokens;
+  long_running_prefill_tokens_ += IsLongPrompt(r) ? tokens : 0;
 }
 
 bool Scheduler::Finish(RequestId id, FinishReason reason) {
@@ -90,7 +102,7 @@ void Scheduler::EraseRunning(Request* r) {
 
 void Scheduler::Retire(Request* r, FinishReason reason, Seconds now, StepEvents* events) {
   if (r->state == RequestState::kRunning) {
-    running_prefill_tokens_ -= PrefillRemaining(*r);
+    CountRunningPrefill(*r, -1);
   }
   blocks_->Release(r->spec.id, r->blocks);
   r->state = RequestState::kFinished;
@@ -124,6 +136,7 @@ const StepPlan& Scheduler::Step(Seconds now, StepEvents* events) {
   ScheduleRunning(now, events, &preempted_any);
   if (!preempted_any) {
     ScheduleWaiting(now, events);
+    TopUpLongPrefills();
   }
   return plan_;
 }
@@ -176,7 +189,7 @@ void Scheduler::Preempt(std::size_t index, StepEvents* events) {
   Request* r = running_[index];
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
   Unplan(r);
-  running_prefill_tokens_ -= PrefillRemaining(*r);
+  CountRunningPrefill(*r, -1);
   blocks_->Release(r->spec.id, r->blocks);
   r->num_recomputed_tokens += r->num_computed_tokens;
   num_recomputed_tokens_total_ += r->num_computed_tokens;
@@ -191,14 +204,49 @@ void Scheduler::Preempt(std::size_t index, StepEvents* events) {
   EnqueueWaiting(r);
 }
 
-bool Scheduler::IsLongPrefill(const Request& r) const {
-  const std::int32_t cap = config_.long_prefill_token_threshold;
-  return config_.enable_chunked_prefill && cap > 0 && r.spec.prompt_tokens > cap && r.in_prefill();
+bool Scheduler::IsLongPrompt(const Request& r) const {
+  const std::int32_t threshold = config_.long_prefill_token_threshold;
+  return config_.enable_chunked_prefill && threshold > 0 && r.spec.prompt_tokens > threshold;
 }
 
-std::int64_t Scheduler::CapLongPrefill(std::int64_t num_new) const {
-  const std::int32_t cap = config_.long_prefill_token_threshold;
-  return config_.enable_chunked_prefill && cap > 0 && num_new > cap ? cap : num_new;
+bool Scheduler::IsLongPrefill(const Request& r) const { return IsLongPrompt(r) && r.in_prefill(); }
+
+std::int64_t Scheduler::CapLongPrefill(const Request& r, std::int64_t num_new) const {
+  if (!IsLongPrefill(r)) {
+    return num_new;
+  }
+  const std::int32_t cap = config_.long_prefill_max_chunk_tokens > 0
+                               ? config_.long_prefill_max_chunk_tokens
+                               : config_.long_prefill_token_threshold;
+  return std::min<std::int64_t>(num_new, cap);
+}
+
+void Scheduler::TopUpLongPrefills() {
+  if (!waiting_.empty()) {
+    return;  // someone waits (for KV, a slot or the long-prefill slot): keep the pool for them
+  }
+  for (std::size_t k = 0; k < planned_.size() && budget_tokens_ > 0; ++k) {
+    Request* r = planned_[k];
+    ScheduledSeq& s = plan_.seqs[k];
+    if (!IsLongPrefill(*r)) {
+      continue;
+    }
+    const std::int64_t left = r->num_tokens() - r->num_computed_tokens - s.num_new_tokens;
+    const std::int64_t extra = std::min<std::int64_t>(left, budget_tokens_);
+    const std::int64_t target = r->num_computed_tokens + s.num_new_tokens + extra;
+    // Only from blocks nobody running is about to need (a block of headroom per running
+    // sequence): a long prompt that takes the pool sooner makes the decodes preempt sooner.
+    const std::int64_t needed =
+        blocks_->BlocksFor(target) - static_cast<std::int64_t>(r->blocks.size());
+    if (extra <= 0 || blocks_->num_free() - needed < static_cast<std::int64_t>(running_.size()) ||
+        !blocks_->Grow(r->spec.id, r->blocks, target)) {
+      continue;  // no preemption for a top-up
+    }
+    s.num_new_tokens += static_cast<std::int32_t>(extra);
+    s.samples_token = r->num_computed_tokens + s.num_new_tokens == r->num_tokens();
+    plan_.num_prefill_tokens += extra;
+    budget_tokens_ -= static_cast<std::int32_t>(extra);
+  }
 }
 
 void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted_any) {
@@ -210,7 +258,7 @@ void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted
       ++i;  // another long prompt has this step's long-prefill slot
       continue;
     }
-    std::int64_t num_new = CapLongPrefill(r->num_tokens() - r->num_computed_tokens);
+    std::int64_t num_new = CapLongPrefill(*r, r->num_tokens() - r->num_computed_tokens);
     if (num_new > budget_tokens_) {
       if (!config_.enable_chunked_prefill) {
         ++i;
@@ -307,7 +355,7 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
       ++it;  // the long-prefill slot is taken this step: schedule the requests behind it
       continue;
     }
-    std::int64_t num_new = CapLongPrefill(tokens);
+    std::int64_t num_new = CapLongPrefill(*r, tokens);
     if (num_new > budget_tokens_) {
       if (!config_.enable_chunked_prefill) {
         break;
@@ -325,7 +373,7 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
     it = EraseWaiting(it, *r);
     r->state = RequestState::kRunning;
     running_.push_back(r);
-    running_prefill_tokens_ += PrefillRemaining(*r);
+    CountRunningPrefill(*r, +1);
     Plan(r, static_cast<std::int32_t>(num_new), now);
   }
 }
@@ -337,7 +385,7 @@ void Scheduler::OnStepDone(const StepResult& result, Seconds now, StepEvents* ev
   for (std::size_t k = 0; k < planned_.size(); ++k) {
     Request* r = planned_[k];
     const ScheduledSeq& s = plan_.seqs[k];
-    running_prefill_tokens_ -= PrefillRemaining(*r);
+    CountRunningPrefill(*r, -1);
     r->num_computed_tokens += s.num_new_tokens;
     if (s.samples_token) {
       SPILLWAY_CHECK(token_index < result.token_ids.size());
@@ -349,7 +397,7 @@ void Scheduler::OnStepDone(const StepResult& result, Seconds now, StepEvents* ev
       }
       r->last_token_s = now;
     }
-    running_prefill_tokens_ += PrefillRemaining(*r);
+    CountRunningPrefill(*r, +1);
     if (r->num_output_tokens >= r->spec.max_output_tokens) {
       r->pending_finish = FinishReason::kLength;  // retired below, after the scan
       any_finished = true;
@@ -382,6 +430,7 @@ EngineStats Scheduler::stats() const {
   s.num_running = num_running();
   s.waiting_prompt_tokens = waiting_prompt_tokens_;
   s.prefill_backlog_tokens = waiting_prompt_tokens_ + running_prefill_tokens_;
+  s.long_prefill_backlog_tokens = long_waiting_tokens_ + long_running_prefill_tokens_;
   s.kv_usage = blocks_->usage();
   s.num_free_blocks = blocks_->num_free();
   s.num_total_blocks = blocks_->num_total();
@@ -403,13 +452,16 @@ EngineStats Scheduler::StatsAhead(std::int32_t priority, Seconds now) const {
   const double key = QueueKey(probe);
   std::int32_t ahead = 0;
   std::int64_t tokens = 0;
+  std::int64_t long_tokens = 0;
   for (auto it = waiting_.begin(); it != waiting_.end() && it->first <= key; ++it) {
     const Request& r = requests_.at(it->second);
     ++ahead;
     tokens += r.num_tokens() - r.num_computed_tokens;
+    long_tokens += IsLongPrompt(r) ? r.num_tokens() - r.num_computed_tokens : 0;
   }
   s.num_waiting_ahead = ahead;
   s.prefill_backlog_ahead_tokens = tokens + running_prefill_tokens_;
+  s.long_prefill_backlog_ahead_tokens = long_tokens + long_running_prefill_tokens_;
   return s;
 }
 
@@ -426,6 +478,7 @@ bool Scheduler::CheckInvariants(std::string* error) const {
   }
   std::int64_t owned = 0;
   std::int64_t prefill = 0;
+  std::int64_t long_prefill = 0;
   for (const Request* r : running_) {
     if (r->state != RequestState::kRunning) {
       return fail("request " + std::to_string(r->spec.id) + " in running list is " +
@@ -442,12 +495,14 @@ bool Scheduler::CheckInvariants(std::string* error) const {
     }
     owned += static_cast<std::int64_t>(r->blocks.size());
     prefill += PrefillRemaining(*r);
+    long_prefill += IsLongPrompt(*r) ? PrefillRemaining(*r) : 0;
   }
   if (owned != blocks_->num_allocated()) {
     return fail("allocated blocks (" + std::to_string(blocks_->num_allocated()) +
                 ") != blocks held by running requests (" + std::to_string(owned) + ")");
   }
   std::int64_t waiting_tokens = 0;
+  std::int64_t long_waiting_tokens = 0;
   std::size_t with_deadline = 0;
   for (const auto& [key, id] : waiting_) {
     const auto it = requests_.find(id);
@@ -459,6 +514,7 @@ bool Scheduler::CheckInvariants(std::string* error) const {
       return fail("waiting request " + std::to_string(id) + " holds KV blocks");
     }
     waiting_tokens += r.num_tokens();
+    long_waiting_tokens += IsLongPrompt(r) ? r.num_tokens() : 0;
     if (!r.ever_scheduled() && r.spec.deadline_s != kNever) {
       ++with_deadline;
       if (!deadlines_.contains({r.spec.deadline_s, id})) {
@@ -472,7 +528,8 @@ bool Scheduler::CheckInvariants(std::string* error) const {
   if (waiting_.size() + running_.size() != requests_.size()) {
     return fail("a live request is neither waiting nor running");
   }
-  if (waiting_tokens != waiting_prompt_tokens_ || prefill != running_prefill_tokens_) {
+  if (waiting_tokens != waiting_prompt_tokens_ || prefill != running_prefill_tokens_ ||
+      long_waiting_tokens != long_waiting_tokens_ || long_prefill != long_running_prefill_tokens_) {
     return fail("token counters disagree with the queues");
   }
   return true;

@@ -1,6 +1,7 @@
-// vLLM's long_prefill_token_threshold and max_long_partial_prefills: a long prompt gets at
-// most the threshold per step, only one long prompt prefills per step, and short prompts
-// behind a waiting long one are scheduled past it (no head-of-line blocking).
+// vLLM's long_prefill_token_threshold and max_long_partial_prefills: while others wait a long
+// prompt gets at most the threshold per step (alone, the whole budget), only
+// one long prompt prefills per step, and short prompts behind a waiting long one are scheduled
+// past it (no head-of-line blocking, issue 12, finding 2).
 
 #include <gtest/gtest.h>
 
@@ -23,12 +24,24 @@ SchedulerConfig LongPrefillConfig(std::int32_t threshold) {
   return c;
 }
 
-TEST(LongPrefillTest, ALongPromptGetsAtMostTheThresholdPerStep) {
+TEST(LongPrefillTest, ALongPromptAloneTakesTheWholeBudget) {
   FakeEngine e(LongPrefillConfig(64), 1000, 16);
   e.Submit(Spec(1, 1000, 2));
   const StepPlan p = e.Step();
   ASSERT_EQ(p.seqs.size(), 1u);
-  EXPECT_EQ(p.seqs[0].num_new_tokens, 64);
+  EXPECT_EQ(p.seqs[0].num_new_tokens, 256);  // the cap protects others, it wastes nothing
+}
+
+TEST(LongPrefillTest, WhileOthersWaitALongPromptGetsAtMostTheThreshold) {
+  FakeEngine e(LongPrefillConfig(64), 1000, 16);
+  e.Submit(Spec(1, 1000, 2, 0.0));
+  for (RequestId id = 2; id < 12; ++id) {
+    e.Submit(Spec(id, 32, 2, 0.1 * static_cast<double>(id)));  // 320 tokens behind it
+  }
+  const StepPlan p = e.Step();
+  ASSERT_NE(FindSeq(p, 1), nullptr);
+  EXPECT_EQ(FindSeq(p, 1)->num_new_tokens, 64);
+  EXPECT_EQ(p.seqs.size(), 7u);  // and six short prompts in the other 192 tokens
 }
 
 TEST(LongPrefillTest, OnlyOneLongPromptPrefillsPerStepAndShortOnesGoPastTheOther) {
@@ -38,7 +51,7 @@ TEST(LongPrefillTest, OnlyOneLongPromptPrefillsPerStepAndShortOnesGoPastTheOther
   e.Submit(Spec(3, 32, 2, 0.2));    // short, behind both
   const StepPlan p = e.Step();
   ASSERT_NE(FindSeq(p, 1), nullptr);
-  EXPECT_EQ(FindSeq(p, 1)->num_new_tokens, 64);
+  EXPECT_EQ(FindSeq(p, 1)->num_new_tokens, 64);  // no top-up: the second long one waits
   EXPECT_EQ(FindSeq(p, 2), nullptr) << "a second long prefill in the same step";
   ASSERT_NE(FindSeq(p, 3), nullptr) << "the short prompt was blocked behind a long one";
   EXPECT_EQ(FindSeq(p, 3)->num_new_tokens, 32);
