@@ -49,7 +49,10 @@ struct Request {
   std::int64_t num_computed_tokens = 0;  ///< tokens whose KV is in the cache
   std::int32_t num_output_tokens = 0;    ///< tokens sampled so far
   std::int32_t num_preemptions = 0;
-  std::int32_t num_displacements = 0;      ///< preemptions to make room for a more urgent request
+  std::int32_t num_displacements = 0;  ///< preemptions to make room for a more urgent request
+  /// Steps this waiting prompt was passed over because its whole prefill did not fit yet
+  /// (SchedulerConfig::reserve_prefill_blocks).
+  std::int32_t num_blocked_steps = 0;
   std::int64_t num_recomputed_tokens = 0;  ///< prefill tokens spent re-doing preempted work
   std::vector<std::int32_t> blocks;        ///< KV block table (owned blocks)
 

@@ -13,7 +13,9 @@
 //      recompute the running sequence with the lowest priority, then the latest arrival (vLLM's
 //      rule), possibly itself, and take it out of this step's plan if it was already in it;
 //   4. if nothing was preempted, admit waiting sequences in queue order within max_num_seqs,
-//      the token budget (chunked prefill) and the free blocks; stop at the first that does not
+//      the token budget (chunked prefill) and the free blocks not reserved for running
+//      prefills (a prompt of several steps only when its whole prefill fits, with the running
+//      decodes' growth: no recompute thrash, vLLM #25538); stop at the first that does not
 //      fit (FCFS, no overtaking). Under priority scheduling, when the batch is full by count,
 //      the waiting request displaces (preempts by recompute) the running request that would
 //      queue after it: of a less urgent class *and* with a later queue key (aging protects an
@@ -71,6 +73,15 @@ struct SchedulerConfig {
   /// many requests whose prompt exceeds the threshold prefill in one step; waiting requests
   /// behind a long prompt that must wait are scheduled past it.
   std::int32_t max_long_partial_prefills = 1;
+  /// Admit a waiting request only when the blocks it needs fit beside what the running
+  /// prefills still need to finish their prompts: for a prompt that spans several steps, its
+  /// whole prefill plus the running decodes' growth meanwhile. A long prompt no longer starts
+  /// on one chunk's free blocks and is preempted mid-prefill again and again (vLLM #25538:
+  /// 205 preemptions and 99% of prefill recomputed, in tests/engine/recompute_thrash_test.cc).
+  bool reserve_prefill_blocks = true;
+  /// While such a prompt waits for its whole prefill to fit, requests behind it that fit go
+  /// first for at most this many steps; after that the blocks it needs are kept for it.
+  std::int32_t max_prefill_bypass_steps = 128;
   /// Priority scheduling: how often one running request may be preempted to make room for a
   /// more urgent waiting one when the batch is full by count (0 = never).
   std::int32_t max_displacements = 2;
@@ -182,6 +193,12 @@ class Scheduler {
   /// The same for a running request's unfinished prefill.
   void CountRunningPrefill(const Request& r, int sign);
   void ScheduleWaiting(Seconds now, StepEvents* events);
+  /// Blocks the running prefills still need to finish their prompts (reserve_prefill_blocks).
+  std::int64_t ReservedPrefillBlocks() const;
+  /// Blocks a waiting request with `tokens` to prefill, `num_new` of them this step, needs
+  /// to be admitted under reserve_prefill_blocks: this step's, or for a prefill of several
+  /// steps its whole prompt's plus a block per running sequence per block_size steps.
+  std::int64_t BlocksToAdmit(std::int64_t tokens, std::int64_t num_new) const;
   /// Index in running_ of the request to preempt: lowest priority, then latest arrival.
   std::size_t VictimIndex() const;
   /// Priority scheduling, batch full by count: preempts the running request `r` would queue

@@ -96,9 +96,11 @@ TEST_F(LiveLongPromptTest, ShortRequestsKeepTheirTtftAndRecomputeStaysSmall) {
   EXPECT_LE(burst_p99, 2 * base_p99 + 0.1)
       << "short p99 TTFT " << burst_p99 << " s during the burst vs " << base_p99 << " s before";
 
-  // The tight pool does preempt; nothing went past the cap silently: a request over it fails
-  // with the reason preemption_limit (none here, as in the simulator).
-  EXPECT_GT(s.preemptions, 0);
+  // Nothing went past the cap silently: a request over it fails with the reason
+  // preemption_limit (none here, as in the simulator). The tight pool preempted about 20
+  // times before the scheduler reserved a prompt's whole prefill (issue 12, finding 1); a
+  // long prompt now starts only when it fits, and preempts rarely if at all.
+  EXPECT_LE(s.preemptions, 5);
   for (const json::object& r : run.records) {
     if (r.at("outcome").as_string() == "failed") {
       EXPECT_EQ(r.at("reason").as_string(), "preemption_limit") << json::serialize(r);

@@ -31,6 +31,10 @@ SchedulerConfig PreemptionConfig(SchedulingPolicy policy = SchedulingPolicy::kFc
   c.max_num_batched_tokens = max_batched;
   c.policy = policy;
   c.max_preemptions = max_preemptions;
+  // These tests drive preemption itself (chunk-by-chunk growth, re-admission on one chunk's
+  // blocks, the cap), which the prefill block reservation exists to avoid: off here
+  // (tests/engine/recompute_thrash_test.cc tests it).
+  c.reserve_prefill_blocks = false;
   return c;
 }
 

@@ -27,8 +27,10 @@ TEST(FailureLongPromptTest, ShortRequestsKeepTheirTtftAndRecomputeStaysSmall) {
   const double base_p99 = base.classes.at("short").ttft_s.p99;
   EXPECT_LE(short_p99, 2.0 * base_p99)
       << "short p99 TTFT " << short_p99 << " s vs " << base_p99 << " s without the burst";
-  // The tight pool does preempt; recomputation stays a small share of all prefill.
-  EXPECT_GT(burst.preemptions, 0);
+  // A long prompt starts only when its whole prefill fits (SchedulerConfig::
+  // reserve_prefill_blocks): the tight pool, which preempted 20 times without that, does not
+  // preempt; recomputation stays a small share of all prefill in any case.
+  EXPECT_EQ(burst.preemptions, 0);
   EXPECT_LT(static_cast<double>(burst.recomputed_tokens), 0.25 * burst.prefill_tokens);
   // Nothing exceeded the preemption cap silently: a request over it fails (none here).
   EXPECT_EQ(burst.failed, 0);
