@@ -262,15 +262,6 @@ double AdmissionController::PrefillRate(const EngineStats& stats) const {
   return std::max(model, estimator_.prefill_tokens_per_s());
 }
 
-double AdmissionController::IdlePrefillRate() const {
-  const auto& table = config_.prefill_tokens_per_s_by_decodes;
-  if (table.empty()) {
-    return estimator_.prefill_tokens_per_s();
-  }
-  EngineStats idle;
-  return std::max(table.front(), PrefillRate(idle));
-}
-
 namespace {
 Seconds PrefillTime(std::int32_t prompt_tokens, double tokens_per_s, Seconds step_s) {
   const Seconds chunked = tokens_per_s > 0 ? prompt_tokens / tokens_per_s : 0.0;
@@ -285,6 +276,25 @@ Seconds AdmissionController::PrefillEstimate(std::int32_t prompt_tokens) const {
 Seconds AdmissionController::PrefillEstimate(std::int32_t prompt_tokens,
                                              const EngineStats& stats) const {
   return PrefillTime(prompt_tokens, PrefillRate(stats), estimator_.step_time_s());
+}
+
+Seconds AdmissionController::KvRoomWait(std::int32_t prompt_tokens,
+                                        const EngineStats& stats) const {
+  if (stats.block_size <= 0 || stats.num_running == 0) {
+    return 0;  // an idle engine has the whole pool (a prompt longer than it is a 400 before)
+  }
+  // Its prompt's blocks, and a block of growth per running sequence while it prefills.
+  const std::int64_t need =
+      (std::int64_t{prompt_tokens} + stats.block_size - 1) / stats.block_size + stats.num_running;
+  const std::int64_t deficit = need - stats.num_free_blocks;
+  if (deficit <= 0) {
+    return 0;
+  }
+  // Blocks come back as running requests finish: mu x the blocks a running request holds.
+  const double held_per_request =
+      static_cast<double>(stats.num_total_blocks - stats.num_free_blocks) / stats.num_running;
+  const double mu = ServiceRateEstimate(stats);
+  return mu > 0 && held_per_request > 0 ? deficit / (mu * held_per_request) : 1.0;
 }
 
 AdmissionDecision AdmissionController::Refusal(OverloadReason reason, Seconds retry_after_s,
@@ -416,15 +426,21 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     // (admitted when nothing waits ahead), not for its own length.
     const Seconds ttft_budget_s = std::max(config_.ttft_slo_s, d.prefill_est_s);
     const bool late = d.queue_delay_est_s + d.prefill_est_s > ttft_budget_s;
-    const bool kv_full = stats.kv_usage > config_.kv_headroom;
+    // No room for this prompt's KV beside the running requests: the scheduler would keep it
+    // waiting (its whole prefill must fit, SchedulerConfig::reserve_prefill_blocks) until
+    // they finish, past its queue-ingress deadline; a long prompt that fits the pool only
+    // alone was admitted and dropped at the head on every retry.
+    const Seconds kv_wait_s = KvRoomWait(request.prompt_tokens, stats);
+    const bool kv_full = stats.kv_usage > config_.kv_headroom || kv_wait_s > 0;
+    const Seconds kv_retry_s = std::max(retry_s, kv_wait_s);
     if (late && kv_full) {
-      return Reject(OverloadReason::kQueueDelayAndKvSaturation, retry_s, d);
+      return Reject(OverloadReason::kQueueDelayAndKvSaturation, kv_retry_s, d);
     }
     if (late) {
       return Reject(OverloadReason::kQueueDelayExceeded, retry_s, d);
     }
     if (kv_full) {
-      return Reject(OverloadReason::kKvSaturation, retry_s, d);
+      return Reject(OverloadReason::kKvSaturation, kv_retry_s, d);
     }
     // Can the whole request finish before the server's deadline answers 504? Planned against
     // kDeadlineMargin of the deadline: the step estimate is a model, not a promise.
@@ -442,13 +458,13 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
         d.verdict = Verdict::kDegrade;
         d.max_output_tokens = static_cast<std::int32_t>(fit);
       } else {
-        // Too long even for an idle engine, by the cost model's idle rates (a measured rate,
-        // carried to an idle batch, only when it is faster): no retry helps, so 400 (with
-        // what would fit). A rate measured under load never makes a 400 (issue 12, finding 6).
+        // Too long even for an idle engine: no retry helps, so 400 (with what would fit). The
+        // same estimates as above at an idle engine's state, so an idle engine never answers
+        // a 429 that no retry can change; a rate measured under load is carried to the idle
+        // batch first (PrefillRate), so it never makes a 400 (issue 12, finding 6).
         const auto& table = config_.decode_step_s_by_batch;
         const Seconds idle_step_s = table.empty() ? step_s : table.front();
-        const Seconds idle_slack_s =
-            budget_s - PrefillTime(request.prompt_tokens, IdlePrefillRate(), idle_step_s);
+        const Seconds idle_slack_s = budget_s - PrefillEstimate(request.prompt_tokens, {});
         if (request.max_output_tokens * idle_step_s > idle_slack_s) {
           AdmissionDecision never = Reject(OverloadReason::kMaxTokensExceedsDeadline, 1.0, d);
           never.max_output_tokens =

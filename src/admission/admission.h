@@ -16,7 +16,9 @@
 //               *measured* ServiceEstimator; rejects with 429 queue_delay_exceeded when
 //               W_est + t_prefill_est > TTFT SLO, 429 kv_saturation when KV usage exceeds the
 //               headroom threshold, queue_delay_and_kv_saturation for both
-//               (overload-and-failure-handling.txt §2, §5.2), and 429 deadline_unreachable
+//               (overload-and-failure-handling.txt §2, §5.2; kv_saturation also when the
+//               prompt's blocks do not fit beside the running requests now, KvRoomWait),
+//               and 429 deadline_unreachable
 //               when W_est + t_prefill_est + max_tokens x the decode step time at the batch
 //               the request joins passes the server's request deadline (the gateway's 504,
 //               §3.2). Retry-After = ceil(W_est), >= 1 s.
@@ -235,9 +237,6 @@ class AdmissionController {
   /// larger of model(d) and the estimator's lower bound. The estimator's value alone without a
   /// model.
   double PrefillRate(const EngineStats& stats) const;
-  /// PrefillRate of an idle engine, at least the model's (the estimator's value without a
-  /// model): what the never-servable check (400 max_tokens_exceeds_deadline) assumes.
-  double IdlePrefillRate() const;
   /// Requests the engine can run at once: min(max_num_seqs, KV blocks / the blocks a mean
   /// admitted request holds at its end, ceil((prompt + max output) / block size)). KV-limited
   /// batches otherwise look like free slots and hide a queue (max_num_seqs before any
@@ -247,6 +246,12 @@ class AdmissionController {
   /// the ones that wait for completions rather than start at the next step. What
   /// max_num_queued_reqs bounds and Q in W_est counts.
   std::int32_t QueuedBeyondBatch(std::int32_t waiting, const EngineStats& stats) const;
+  /// Predictive: seconds until the KV pool has room for a prompt of `prompt_tokens` (its
+  /// blocks plus a block of growth per running sequence) as running requests finish and
+  /// free their blocks (mu x blocks held per running request); 0 when it has room now or
+  /// nothing runs. Above 0, the request is refused with 429 kv_saturation and at least this
+  /// Retry-After: the scheduler would hold it until the room is there.
+  Seconds KvRoomWait(std::int32_t prompt_tokens, const EngineStats& stats) const;
   /// Decode step time the request deadline check assumes, seconds (see
   /// AdmissionConfig::decode_step_s_by_batch).
   Seconds DecodeStepEstimate(const EngineStats& stats) const;

@@ -49,5 +49,44 @@ TEST(PrefillCapacityTest, ALongPromptAfterLoadIsServedNotRefusedForGood) {
   EXPECT_LT(o.finished_s - o.offered_s, 20);  // about 9 s
 }
 
+// An idle engine never answers a 429 that no retry can change: the 400's "at most N fit" and
+// the 429's estimate agree at an idle engine's state (found by a trial: with a 32k-token
+// prompt, 326 output tokens got 400 "at most 325 fit", and 320 to 325 got 429
+// deadline_unreachable with no queue, on every retry).
+TEST(PrefillCapacityTest, AnIdleEngineAnswersEither400OrAdmits) {
+  config::EngineSettings s;
+  s.profile = "h100-llama3-8b";
+  s.max_model_len = 32768;
+  const EngineConfig c = enginetest::Resolve(s);
+  // Steps with a full budget beside 100 decodes measured at twice the modelled time (a real
+  // engine slower than its profile): the measured rate, carried to an idle batch, is below
+  // the model's idle rate.
+  AdmissionController admission(c.admission, 0);
+  const auto prefill = c.scheduler.max_num_batched_tokens - 100;
+  const Seconds modelled = prefill / c.admission.prefill_tokens_per_s_by_decodes[100];
+  for (int i = 0; i < 400; ++i) {
+    StepSample step;
+    step.duration_s = 2 * modelled;
+    step.end_s = (i + 1) * step.duration_s;
+    step.prefill_tokens = prefill;
+    step.decode_tokens = 100;
+    step.saturated = true;
+    step.token_budget_full = true;
+    admission.OnStep(step);
+  }
+  ASSERT_TRUE(admission.estimator().prefill_capacity_measured());
+  const EngineStats idle = enginetest::EngineDriver(c).engine().stats();
+  for (int max_tokens = 200; max_tokens <= 450; max_tokens += 2) {
+    for (int prompt : {16000, 24000, 32000}) {
+      if (prompt + max_tokens > 32768) {
+        continue;
+      }
+      const AdmissionDecision d =
+          admission.DecidePolicy({"default", prompt, max_tokens, 0}, idle, 0);
+      EXPECT_NE(d.reason, OverloadReason::kDeadlineUnreachable) << prompt << " + " << max_tokens;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace spillway

@@ -101,5 +101,35 @@ TEST(RecomputeThrashTest, RequestsThatFitPassAWaitingLongPromptOnlyForABoundedTi
   EXPECT_LT(o.ttft_s(), 16);
 }
 
+// Predictive admission sees that a long prompt has no KV room beside steady short traffic: it
+// refuses it at the door (429 kv_saturation, Retry-After from the blocks' release rate)
+// instead of admitting it to wait for room past its queue-ingress deadline. Found by a trial:
+// a 16k-token prompt retried after each Retry-After was admitted and dropped at the queue head
+// 13 times of 13 (Retry-After 1 s each time).
+TEST(RecomputeThrashTest, PredictiveRefusesAtTheDoorAPromptWithNoKvRoom) {
+  config::EngineSettings s = TightPool();
+  s.policy = "predictive";
+  s.request_timeout_s = 30;
+  EngineDriver d(enginetest::Resolve(s));
+  std::vector<RequestId> longs;
+  for (int k = 0; k < 300; ++k) {  // 30 s of 500/200-token requests at 10 req/s
+    d.RunUntil(0.1 * k);
+    d.Offer(500, 200);
+    if (k >= 50 && k % 20 == 0) {
+      longs.push_back(d.Offer(16000, 16));
+    }
+  }
+  d.RunToIdle(120);
+  for (RequestId id : longs) {
+    const enginetest::Outcome& o = d.outcome(id);
+    if (o.decision.admitted()) {
+      EXPECT_NE(o.finish_reason, FinishReason::kDeadline) << "admitted, then dropped at the head";
+    } else {
+      EXPECT_EQ(o.decision.reason, OverloadReason::kKvSaturation);
+      EXPECT_GE(o.decision.retry_after_s, 1);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace spillway
