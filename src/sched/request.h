@@ -71,4 +71,10 @@ struct Request {
   }
 };
 
+/// Prefill tokens `r` still has to compute: everything but a single pending decode token.
+inline std::int64_t PrefillRemaining(const Request& r) {
+  const std::int64_t left = r.num_tokens() - r.num_computed_tokens;
+  return (r.num_output_tokens > 0 && left == 1) ? 0 : left;
+}
+
 }  // namespace spillway

@@ -186,7 +186,8 @@ class Scheduler {
   /// prefills (the cap protects others, nobody is left to protect), without preempting and
   /// keeping a block of headroom per running sequence. With other long prompts waiting, a
   /// top-up took the KV pool sooner: 56 preemptions against 20 on
-  /// scenarios/failure/long-prompt-burst.yaml (21 with this rule).
+  /// scenarios/failure/long-prompt-burst.yaml (21 with this rule, before the prefill block
+  /// reservation; 0 with it).
   void TopUpLongPrefills();
   /// Adds (`sign` +1) or removes (-1) `r`'s tokens to prefill to the waiting counters.
   void CountWaiting(const Request& r, int sign);
