@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "config/config_error.h"
+#include "engine/resolve.h"
 #include "output_file.h"
 #include "report/summary_json.h"
 #include "report/table.h"
@@ -106,6 +107,9 @@ void PrintEngine(const RunConfig& rc) {
                                ? fmt::format(" (derived from the TPOT SLO: full step {:.1f} ms)",
                                              rc.slo_budgets->full_step_s * 1e3)
                                : std::string(" (explicit)"));
+  if (const std::string long_prefill = LongPrefillSummary(rc.scheduler); !long_prefill.empty()) {
+    std::cout << "scheduler: " << long_prefill << "\n";
+  }
   if (rc.slo_budgets && rc.slo_budgets->max_num_seqs == 1) {
     std::cout << fmt::format(
         "warning: even one sequence exceeds the TPOT target ({:.1f} ms a "

@@ -416,7 +416,10 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
       QueuedBeyondBatch(stats.num_waiting, stats) >= config_.max_num_queued_reqs) {
     return Reject(OverloadReason::kQueueFull, retry_s, d);
   }
-  if (config_.max_num_queued_tokens > 0 &&
+  // A prompt longer than the bound on its own goes into an empty queue (as Kafka returns a
+  // record batch larger than fetch.max.bytes when it is the first): a 503 would have it
+  // retried for ever, and one request alone is no backlog.
+  if (config_.max_num_queued_tokens > 0 && stats.waiting_prompt_tokens > 0 &&
       stats.waiting_prompt_tokens + request.prompt_tokens > config_.max_num_queued_tokens) {
     return Reject(OverloadReason::kQueuedTokensFull, retry_s, d);
   }

@@ -100,6 +100,7 @@ struct AdmissionConfig {
   double kv_headroom = 0.85;  ///< reject new prefills above this KV usage (predictive)
   /// Hard limits (tail-drop; also enforced under predictive). 0 = no limit.
   std::int32_t max_num_queued_reqs = 0;
+  /// Waiting prompt tokens; a prompt longer than this alone still enters an empty queue.
   std::int64_t max_num_queued_tokens = 0;
   /// Queue-ingress deadlines for admitted requests; unset = under predictive only.
   std::optional<bool> queue_deadline;

@@ -57,9 +57,9 @@ class ServiceEstimator {
 
   void OnStep(const StepSample& sample);
 
-  /// Measured sustainable completion rate mu_hat, requests/s (0 = not yet known).
+  /// Sustainable completion rate mu_hat, requests/s: the prior until measured (0 = unknown).
   double service_rate_rps() const { return mu_rps_; }
-  /// Prefill tokens/s achieved beside running decodes (0 = not yet known).
+  /// Prefill tokens/s achieved beside running decodes: the prior until measured (0 = unknown).
   double prefill_tokens_per_s() const { return prefill_tps_; }
   /// True once a window with steps whose token budget was full measured prefill throughput
   /// (before that, prefill_tokens_per_s() is the prior or a lower bound from light steps).

@@ -104,7 +104,8 @@ std::vector<SettingSpec> BuildSpecs() {
           "0: tail-drop 32, predictive 4096, unbounded none", "Hard queue limit (503 queue_full)"),
       Int("admission", "max_num_queued_tokens", &S::max_num_queued_tokens, 0,
           static_cast<double>(std::int64_t{1} << 40), "",
-          "Hard limit on waiting prompt tokens (503 queued_tokens_full; 0 = none)"),
+          "Hard limit on waiting prompt tokens (503 queued_tokens_full; 0 = none); a longer "
+          "prompt alone still enters an empty queue"),
       Bool("admission", "queue_deadline", &S::queue_deadline, "on under predictive only",
            "Queue-ingress deadlines for admitted requests", ""),
       Int("admission", "degrade_max_tokens", &S::degrade_max_tokens, 0, k2e24, "",

@@ -1,5 +1,7 @@
 #include "engine/resolve.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -34,6 +36,12 @@ SchedulerConfig ResolveScheduler(const config::EngineSettings& s, const CostMode
   c.max_num_seqs = static_cast<std::int32_t>(s.max_num_seqs.value_or(c.max_num_seqs));
   c.max_num_batched_tokens =
       static_cast<std::int32_t>(s.max_num_batched_tokens.value_or(c.max_num_batched_tokens));
+  if (!c.enable_chunked_prefill && c.long_prefill_token_threshold > 0) {
+    // Long prompts are capped by chunking them: without chunks the threshold means nothing.
+    throw config::ConfigError(Prefix(origin) +
+                              "engine.long_prefill_token_threshold: needs enable_chunked_prefill "
+                              "(set it to 0, or leave chunked prefill on)");
+  }
   if (!c.enable_chunked_prefill && c.max_num_batched_tokens < max_model_len) {
     // Without chunking, a whole prompt must fit one step (vLLM enforces the same rule).
     if (s.max_num_batched_tokens) {
@@ -59,6 +67,16 @@ void DeriveLongPrefill(const config::EngineSettings& s, double idle_prefill_toke
 }
 
 }  // namespace
+
+std::string LongPrefillSummary(const SchedulerConfig& c) {
+  if (c.long_prefill_token_threshold <= 0 || !c.enable_chunked_prefill) {
+    return "";
+  }
+  const std::int32_t chunk = c.long_prefill_max_chunk_tokens > 0 ? c.long_prefill_max_chunk_tokens
+                                                                 : c.long_prefill_token_threshold;
+  return fmt::format("long prefills above {} prompt tokens (at most {} a step while others wait)",
+                     c.long_prefill_token_threshold, chunk);
+}
 
 AdmissionPolicy PolicyOf(const config::EngineSettings& settings) {
   AdmissionPolicy p = AdmissionPolicy::kPredictive;

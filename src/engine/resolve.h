@@ -34,4 +34,8 @@ EngineConfig ResolveEngine(const config::EngineSettings& settings, const std::st
 /// The admission policy of resolved settings (predictive unless set).
 AdmissionPolicy PolicyOf(const config::EngineSettings& settings);
 
+/// The long-prefill rule of a resolved scheduler, for start-up lines: "long prefills above N
+/// prompt tokens (at most M a step while others wait)", or "" when there is none.
+std::string LongPrefillSummary(const SchedulerConfig& scheduler);
+
 }  // namespace spillway

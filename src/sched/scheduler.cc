@@ -331,30 +331,9 @@ bool Scheduler::Displace(const Request& r, std::int64_t tokens, StepEvents* even
   return true;
 }
 
-std::int64_t Scheduler::ReservedPrefillBlocks() const {
-  std::int64_t reserved = 0;
-  for (const Request* r : running_) {
-    if (r->in_prefill()) {
-      reserved += std::max<std::int64_t>(
-          0, blocks_->BlocksFor(r->num_tokens()) - static_cast<std::int64_t>(r->blocks.size()));
-    }
-  }
-  return reserved;
-}
-
-std::int64_t Scheduler::BlocksToAdmit(std::int64_t tokens, std::int64_t num_new) const {
-  if (tokens <= num_new) {
-    return blocks_->BlocksFor(num_new);  // prefilled within this step
-  }
-  // Its whole prefill, and the blocks the running decodes grow into meanwhile (a block each
-  // per block_size steps of it).
-  const std::int64_t steps = (tokens + num_new - 1) / num_new;
-  const std::int64_t growth_per_seq = (steps + blocks_->block_size() - 1) / blocks_->block_size();
-  return blocks_->BlocksFor(tokens) + growth_per_seq * static_cast<std::int64_t>(running_.size());
-}
-
 void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
   std::int64_t reserved = config_.reserve_prefill_blocks ? ReservedPrefillBlocks() : 0;
+  std::optional<Backfill> backfill;  // the first prompt blocked past its bypass steps
   auto it = waiting_.begin();
   while (it != waiting_.end() && budget_tokens_ > 0) {
     Request* r = &requests_.find(it->second)->second;
@@ -386,12 +365,19 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
           break;  // FCFS: nothing behind it goes first
         }
         // A prompt of several steps that would run out of blocks mid-prefill waits until its
-        // whole prefill fits. Requests behind it that fit go first for a while; after
-        // max_prefill_bypass_steps the blocks it needs are kept for it (no starvation).
-        if (++r->num_blocked_steps > config_.max_prefill_bypass_steps) {
-          reserved += need;
+        // whole prefill fits. Requests behind it pass it only when they do not delay it
+        // (backfill), after max_prefill_bypass_steps in which any that fit may.
+        if (++r->num_blocked_steps > config_.max_prefill_bypass_steps && !backfill) {
+          backfill = Shadow(tokens, num_new, reserved);
+          if (!backfill) {
+            reserved += need;  // no finish frees enough: keep every free block for it
+          }
         }
         ++it;
+        continue;
+      }
+      if (backfill && !MayBackfill(*r, num_new, &*backfill)) {
+        ++it;  // it would delay the blocked prompt: requests behind it may not
         continue;
       }
     }

@@ -36,6 +36,7 @@
 // match the queues. Not thread-safe; no clock, no I/O.
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -79,9 +80,15 @@ struct SchedulerConfig {
   /// on one chunk's free blocks and is preempted mid-prefill again and again (vLLM #25538:
   /// 205 preemptions and 99% of prefill recomputed, in tests/engine/recompute_thrash_test.cc).
   bool reserve_prefill_blocks = true;
-  /// While such a prompt waits for its whole prefill to fit, requests behind it that fit go
-  /// first for at most this many steps; after that the blocks it needs are kept for it.
-  std::int32_t max_prefill_bypass_steps = 128;
+  /// While such a prompt waits for its whole prefill to fit, any request behind it that fits
+  /// goes first for this many steps. After that, only those that do not delay its start (EASY
+  /// backfilling, as HPC batch schedulers do it, e.g. Slurm's backfill): requests that finish,
+  /// by their max_tokens, before the running requests' finishes free the blocks it needs, or
+  /// that fit in the blocks left over then. 0: backfilling from the first step. It was 128 and
+  /// then every request behind it waited: short requests waited 10 s behind a 16k-token
+  /// prompt, and long outputs that passed it in those steps delayed it from 12 to 30 s
+  /// (tests/engine/prefill_backfill_test.cc).
+  std::int32_t max_prefill_bypass_steps = 0;
   /// Priority scheduling: how often one running request may be preempted to make room for a
   /// more urgent waiting one when the batch is full by count (0 = never).
   std::int32_t max_displacements = 2;
@@ -196,6 +203,25 @@ class Scheduler {
   void ScheduleWaiting(Seconds now, StepEvents* events);
   /// Blocks the running prefills still need to finish their prompts (reserve_prefill_blocks).
   std::int64_t ReservedPrefillBlocks() const;
+  /// When the waiting prompt blocked for longer than max_prefill_bypass_steps may start, by
+  /// the running requests' max_tokens: `shadow_steps` steps from now, with `surplus_blocks`
+  /// free beyond what it needs then. Requests may pass it if they finish by then or fit in
+  /// the surplus.
+  struct Backfill {
+    std::int64_t shadow_steps = 0;
+    std::int64_t surplus_blocks = 0;
+  };
+  /// The Backfill of a blocked prompt with `tokens` to prefill, `num_new` a step, while
+  /// `reserved` of the free blocks are spoken for; nullopt when no set of finishes makes room.
+  /// O(running log running).
+  std::optional<Backfill> Shadow(std::int64_t tokens, std::int64_t num_new,
+                                 std::int64_t reserved) const;
+  /// True when `r` (waiting, `num_new` tokens of its prefill this step) does not delay the
+  /// blocked prompt of `backfill`: it finishes by the shadow, or its blocks at its finish fit
+  /// in the surplus (then taken from it).
+  bool MayBackfill(const Request& r, std::int64_t num_new, Backfill* backfill) const;
+  /// Steps until `r` finishes by max_tokens when its prefill goes `chunk` tokens a step.
+  std::int64_t StepsToFinish(const Request& r, std::int64_t chunk) const;
   /// Blocks a waiting request with `tokens` to prefill, `num_new` of them this step, needs
   /// to be admitted under reserve_prefill_blocks: this step's, or for a prefill of several
   /// steps its whole prompt's plus a block per running sequence per block_size steps.

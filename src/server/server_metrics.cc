@@ -56,11 +56,14 @@ ServerMetrics::ServerMetrics(const std::string& model_name) : model(model_name) 
            .Get();
   service_rate_requests_per_second =
       &r.AddGauge("spillway_service_rate_requests_per_second",
-                  "Measured service rate mu_hat, requests per second.")
+                  "Service rate mu_hat, requests per second: the profile's prior until "
+                  "saturated windows measure it.")
            .Get();
   prefill_throughput_tokens_per_second =
       &r.AddGauge("spillway_prefill_throughput_tokens_per_second",
-                  "Measured prefill throughput beside running decodes, tokens per second.")
+                  "Prefill throughput beside running decodes, tokens per second: the "
+                  "profile's prior at a full batch until steps with a full token budget "
+                  "measure it (lighter steps give a lower bound meanwhile).")
            .Get();
   engine_busy_seconds_total =
       &r.AddCounter("spillway_engine_busy_seconds_total", "Engine time spent in steps, seconds.")

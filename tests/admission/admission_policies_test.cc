@@ -135,8 +135,12 @@ TEST(UnboundedPolicyTest, AnExplicitHardLimitStillHolds) {
   config.max_num_queued_tokens = 300;
   AdmissionController c(config, 0);
   EXPECT_EQ(c.Decide(Request(), Stats(3), 0).reason, OverloadReason::kQueueFull);
-  EXPECT_EQ(c.Decide(Request(400, 4), Stats(0), 0).reason, OverloadReason::kQueuedTokensFull);
+  EXPECT_EQ(c.Decide(Request(250, 4), Stats(2), 0).reason, OverloadReason::kQueuedTokensFull);
   EXPECT_TRUE(c.Decide(Request(100, 4), Stats(2), 0).admitted());
+  // A prompt over the token bound on its own still enters an empty queue (a 503 would be
+  // retried for ever), and only then.
+  EXPECT_TRUE(c.Decide(Request(400, 4), Stats(0), 0).admitted());
+  EXPECT_EQ(c.Decide(Request(400, 4), Stats(1), 0).reason, OverloadReason::kQueuedTokensFull);
 }
 
 TEST(UnboundedPolicyTest, AdmitsEvenWhenTheServiceRateIsUnknown) {

@@ -20,6 +20,18 @@ inline EngineConfig Resolve(const config::EngineSettings& settings) {
   return ResolveEngine(settings, std::string(SPILLWAY_SOURCE_DIR) + "/profiles");
 }
 
+/// A KV pool that holds about 1.2 prompts of 16k tokens (1,200 blocks of 16 tokens) with a
+/// 2,048-token budget, h100-llama3-8b: the pool of the recompute-thrash and backfill tests.
+inline config::EngineSettings TightKvPool(const char* policy) {
+  config::EngineSettings s;
+  s.profile = "h100-llama3-8b";
+  s.max_model_len = 32768;
+  s.max_num_batched_tokens = 2048;
+  s.num_gpu_blocks = 1200;
+  s.policy = policy;
+  return s;
+}
+
 /// What became of one offered request.
 struct Outcome {
   AdmissionDecision decision;  ///< at Offer

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
+#include "config/config_error.h"
 #include "engine_driver.h"
 
 namespace spillway {
@@ -73,6 +75,37 @@ TEST(LongPrefillHolTest, TheDerivedThresholdIsAtLeastTheTokenBudget) {
   const EngineConfig c = enginetest::Resolve(s);
   EXPECT_EQ(c.scheduler.long_prefill_token_threshold, c.scheduler.max_num_batched_tokens);
   EXPECT_EQ(c.scheduler.long_prefill_max_chunk_tokens, c.scheduler.max_num_batched_tokens / 2);
+}
+
+// The start-up lines of `spillway sim` and `spillway serve` say the rule in force, derived or
+// set (a new user's trial of issue 12 could not see the derived threshold anywhere).
+TEST(LongPrefillHolTest, TheStartUpLineNamesTheThresholdAndTheChunk) {
+  const EngineConfig c = enginetest::Resolve(LongContext("predictive"));
+  EXPECT_EQ(LongPrefillSummary(c.scheduler),
+            "long prefills above " + std::to_string(c.scheduler.long_prefill_token_threshold) +
+                " prompt tokens (at most " +
+                std::to_string(c.scheduler.long_prefill_max_chunk_tokens) +
+                " a step while others wait)");
+  config::EngineSettings off = LongContext("predictive");
+  off.long_prefill_token_threshold = 0;
+  EXPECT_EQ(LongPrefillSummary(enginetest::Resolve(off).scheduler), "");
+}
+
+// Without chunked prefill a threshold means nothing (long prompts are capped by chunking
+// them): a set one is a configuration error naming the field, not silently ignored.
+TEST(LongPrefillHolTest, AThresholdWithoutChunkedPrefillIsAConfigError) {
+  config::EngineSettings s = LongContext("predictive");
+  s.enable_chunked_prefill = false;
+  s.max_num_batched_tokens = 32768;
+  EXPECT_NO_THROW(enginetest::Resolve(s));  // unset: none derived
+  s.long_prefill_token_threshold = 4096;
+  try {
+    enginetest::Resolve(s);
+    ADD_FAILURE() << "no error";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("engine.long_prefill_token_threshold"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // running decodes no longer starts on one chunk's free blocks, runs out mid-prefill and is
 // preempted again and again. A prompt of several steps is admitted only when its whole prefill
 // and the running decodes' growth meanwhile fit beside what the running prefills still need
-// (SchedulerConfig::reserve_prefill_blocks); requests behind it that fit go first for at most
-// max_prefill_bypass_steps, then the blocks are kept for it. The live test is
+// (SchedulerConfig::reserve_prefill_blocks); requests behind it pass it only when they do not
+// delay its start (prefill_backfill_test.cc). The live test is
 // tests/server/live_scheduler_mix_test.cc (LiveRecomputeThrashTest).
 
 #include <gtest/gtest.h>
@@ -17,17 +17,6 @@ namespace spillway {
 namespace {
 
 using enginetest::EngineDriver;
-
-// A pool of 1,200 blocks of 16 tokens (about 1.2 prompts of 16k tokens), a 2,048-token budget.
-config::EngineSettings TightPool() {
-  config::EngineSettings s;
-  s.profile = "h100-llama3-8b";
-  s.max_model_len = 32768;
-  s.max_num_batched_tokens = 2048;
-  s.num_gpu_blocks = 1200;
-  s.policy = "unbounded";
-  return s;
-}
 
 struct ThrashRun {
   Seconds decodes_done_s = 0;
@@ -59,7 +48,7 @@ ThrashRun RunMix(const EngineConfig& c, bool with_long_prompt) {
 // Before: the long prompt was preempted 205 times, 1.88M of 1.90M prefill tokens were
 // recomputed, and the decodes finished at 70.9 s instead of 11.5 s.
 TEST(RecomputeThrashTest, ALongPromptWaitsForRoomInsteadOfThrashing) {
-  const EngineConfig c = enginetest::Resolve(TightPool());
+  const EngineConfig c = enginetest::Resolve(enginetest::TightKvPool("unbounded"));
   const ThrashRun alone = RunMix(c, false);
   const ThrashRun r = RunMix(c, true);
   EXPECT_EQ(r.long_prompt.finish_reason, FinishReason::kLength);
@@ -72,17 +61,17 @@ TEST(RecomputeThrashTest, ALongPromptWaitsForRoomInsteadOfThrashing) {
 
 // The reservation off: the finding, kept as the baseline.
 TEST(RecomputeThrashTest, WithoutTheReservationTheLongPromptThrashes) {
-  EngineConfig c = enginetest::Resolve(TightPool());
+  EngineConfig c = enginetest::Resolve(enginetest::TightKvPool("unbounded"));
   c.scheduler.reserve_prefill_blocks = false;
   EXPECT_GT(RunMix(c, true).long_prompt.num_preemptions, 20);  // 205
 }
 
-// A steady flow of short requests that fit cannot hold a waiting long prompt off for ever: after
-// max_prefill_bypass_steps, the blocks it needs are kept for it. Measured: it starts at 12.1 s,
-// as soon as the decodes it cannot fit beside have finished; with no bound on the bypass it
-// started only when the flow stopped (51 s).
+// A steady flow of short requests that fit cannot hold a waiting long prompt off for ever: they
+// pass it only when they finish before the blocks it needs free up. Measured: it starts at
+// 12.8 s, the decodes it cannot fit beside done at 11.5 s (12.1 s when every request behind it
+// waited after 128 steps); with no bound on passing it, it started when the flow stopped (51 s).
 TEST(RecomputeThrashTest, RequestsThatFitPassAWaitingLongPromptOnlyForABoundedTime) {
-  EngineDriver d(enginetest::Resolve(TightPool()));
+  EngineDriver d(enginetest::Resolve(enginetest::TightKvPool("unbounded")));
   for (int i = 0; i < 8; ++i) {
     d.Offer(500, 1200);
   }
@@ -107,7 +96,7 @@ TEST(RecomputeThrashTest, RequestsThatFitPassAWaitingLongPromptOnlyForABoundedTi
 // a 16k-token prompt retried after each Retry-After was admitted and dropped at the queue head
 // 13 times of 13 (Retry-After 1 s each time).
 TEST(RecomputeThrashTest, PredictiveRefusesAtTheDoorAPromptWithNoKvRoom) {
-  config::EngineSettings s = TightPool();
+  config::EngineSettings s = enginetest::TightKvPool("unbounded");
   s.policy = "predictive";
   s.request_timeout_s = 30;
   EngineDriver d(enginetest::Resolve(s));

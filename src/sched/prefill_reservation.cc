@@ -1,0 +1,93 @@
+// The KV blocks a prompt of several steps needs before it is admitted
+// (SchedulerConfig::reserve_prefill_blocks), and the backfill rule that lets requests pass a
+// prompt blocked for want of them without delaying its start (max_prefill_bypass_steps).
+
+#include <algorithm>
+#include <vector>
+
+#include "sched/scheduler.h"
+
+namespace spillway {
+
+std::int64_t Scheduler::ReservedPrefillBlocks() const {
+  std::int64_t reserved = 0;
+  for (const Request* r : running_) {
+    if (r->in_prefill()) {
+      reserved += std::max<std::int64_t>(
+          0, blocks_->BlocksFor(r->num_tokens()) - static_cast<std::int64_t>(r->blocks.size()));
+    }
+  }
+  return reserved;
+}
+
+std::int64_t Scheduler::BlocksToAdmit(std::int64_t tokens, std::int64_t num_new) const {
+  if (tokens <= num_new) {
+    return blocks_->BlocksFor(num_new);  // prefilled within this step
+  }
+  // Its whole prefill, and the blocks the running decodes grow into meanwhile (a block each
+  // per block_size steps of it).
+  const std::int64_t steps = (tokens + num_new - 1) / num_new;
+  const std::int64_t growth_per_seq = (steps + blocks_->block_size() - 1) / blocks_->block_size();
+  return blocks_->BlocksFor(tokens) + growth_per_seq * static_cast<std::int64_t>(running_.size());
+}
+
+std::int64_t Scheduler::StepsToFinish(const Request& r, std::int64_t chunk) const {
+  const std::int64_t prefill = PrefillRemaining(r);
+  const std::int64_t outputs = r.spec.max_output_tokens - r.num_output_tokens;
+  if (prefill == 0) {
+    return outputs;  // one token a step
+  }
+  // The prefill's last step samples the first of the outputs left.
+  return (prefill + chunk - 1) / std::max<std::int64_t>(1, chunk) + outputs - 1;
+}
+
+std::optional<Scheduler::Backfill> Scheduler::Shadow(std::int64_t tokens, std::int64_t num_new,
+                                                     std::int64_t reserved) const {
+  struct Finish {
+    std::int64_t step;
+    std::int64_t blocks;  // freed then: those held, and those its unfinished prompt will take
+  };
+  std::vector<Finish> finishes;
+  finishes.reserve(running_.size());
+  for (const Request* r : running_) {
+    const std::int64_t chunk = CapLongPrefill(*r, config_.max_num_batched_tokens);
+    finishes.push_back({StepsToFinish(*r, chunk),
+                        std::max<std::int64_t>(static_cast<std::int64_t>(r->blocks.size()),
+                                               blocks_->BlocksFor(r->num_tokens()))});
+  }
+  std::sort(finishes.begin(), finishes.end(),
+            [](const Finish& a, const Finish& b) { return a.step < b.step; });
+  const std::int64_t block_size = blocks_->block_size();
+  const std::int64_t prefill_steps = (tokens + num_new - 1) / num_new;
+  const std::int64_t growth_per_seq = (prefill_steps + block_size - 1) / block_size;
+  std::int64_t free_then = blocks_->num_free() - reserved;
+  const auto n = static_cast<std::int64_t>(finishes.size());
+  for (std::int64_t k = 0; k < n; ++k) {
+    free_then += finishes[k].blocks;
+    const std::int64_t t = finishes[k].step;
+    const std::int64_t still_running = n - k - 1;
+    // Those still running have grown by a block per block_size steps each, and keep growing
+    // during its prefill (BlocksToAdmit).
+    const std::int64_t grown = still_running * ((t + block_size - 1) / block_size);
+    const std::int64_t need = blocks_->BlocksFor(tokens) + growth_per_seq * still_running;
+    if (free_then - grown >= need) {
+      return Backfill{t, free_then - grown - need};
+    }
+  }
+  return std::nullopt;
+}
+
+bool Scheduler::MayBackfill(const Request& r, std::int64_t num_new, Backfill* backfill) const {
+  if (StepsToFinish(r, num_new) <= backfill->shadow_steps) {
+    return true;  // gone, its blocks freed, before the blocked prompt can start
+  }
+  const std::int64_t blocks_at_finish = blocks_->BlocksFor(
+      static_cast<std::int64_t>(r.spec.prompt_tokens) + r.spec.max_output_tokens);
+  if (blocks_at_finish > backfill->surplus_blocks) {
+    return false;
+  }
+  backfill->surplus_blocks -= blocks_at_finish;
+  return true;
+}
+
+}  // namespace spillway
