@@ -8,7 +8,7 @@ SOAK_SECONDS ?= 600
 # "Quick start", says how much each group installs). `make deps` installs every group.
 DEPS = ./scripts/deps.sh
 
-.PHONY: deps build test test-asan test-tsan fuzz demo soak bench bench-failure bench-reject bench-gateway bench-cache bench-limit bench-metrics format format-check clean
+.PHONY: deps build test build-asan test-asan build-tsan test-tsan build-fuzz fuzz demo soak bench bench-failure bench-reject bench-gateway bench-cache bench-limit bench-metrics format format-check clean
 
 deps:
 	$(DEPS) all
@@ -23,20 +23,24 @@ test: build
 	ctest --preset release -j $(JOBS)
 
 # The sanitizer job CI runs after the plain one (a separate build tree: build-asan/).
-test-asan:
+build-asan:
 	$(DEPS) test
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS)
+
+test-asan: build-asan
 	ctest --preset asan -j $(JOBS)
 
 # ThreadSanitizer over the suites with threads (server, gateway, loadgen; build-tsan/). Every process
 # (test binaries and the servers they start) writes its reports under build-tsan/tsan-reports/;
 # any report fails the target.
 TSAN_REPORTS = $(CURDIR)/build-tsan/tsan-reports
-test-tsan:
+build-tsan:
 	$(DEPS) test
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
+
+test-tsan: build-tsan
 	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
 	TSAN_OPTIONS="log_path=$(TSAN_REPORTS)/report second_deadlock_stack=1" ctest --preset tsan -j $(JOBS)
 	@if ls $(TSAN_REPORTS)/report* >/dev/null 2>&1; then cat $(TSAN_REPORTS)/report*; \
@@ -44,8 +48,12 @@ test-tsan:
 
 # The libFuzzer targets (clang-14, build-fuzz/), each for FUZZ_SECONDS on a copy of its seeds
 # (docs/fuzzing.md). FUZZ_JOBS=2 runs two at a time.
-fuzz:
+build-fuzz:
 	$(DEPS) fuzz
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS)
+
+fuzz: build-fuzz
 	./scripts/fuzz.sh $(FUZZ_SECONDS)
 
 demo:

@@ -333,7 +333,10 @@ bool Scheduler::Displace(const Request& r, std::int64_t tokens, StepEvents* even
 
 void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
   std::int64_t reserved = config_.reserve_prefill_blocks ? ReservedPrefillBlocks() : 0;
-  std::optional<Backfill> backfill;  // the first prompt blocked past its bypass steps
+  // The first prompt blocked past its bypass steps gets the guarantee; those behind it wait
+  // their turn (one shadow a step, O(running log running)).
+  bool head_blocked = false;
+  std::optional<Backfill> backfill;
   auto it = waiting_.begin();
   while (it != waiting_.end() && budget_tokens_ > 0) {
     Request* r = &requests_.find(it->second)->second;
@@ -367,7 +370,8 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
         // A prompt of several steps that would run out of blocks mid-prefill waits until its
         // whole prefill fits. Requests behind it pass it only when they do not delay it
         // (backfill), after max_prefill_bypass_steps in which any that fit may.
-        if (++r->num_blocked_steps > config_.max_prefill_bypass_steps && !backfill) {
+        if (++r->num_blocked_steps > config_.max_prefill_bypass_steps && !head_blocked) {
+          head_blocked = true;
           backfill = Shadow(tokens, num_new, reserved);
           if (!backfill) {
             reserved += need;  // no finish frees enough: keep every free block for it
