@@ -69,8 +69,9 @@ api::ApiError NeverServable(const AdmissionDecision& d, std::int32_t prompt_toke
     case OverloadReason::kKvCapacityExceeded:
       if (d.max_output_tokens <= 0) {  // no max_tokens would help: the prompt is too long
         message = fmt::format(
-            "This prompt needs KV cache for {} tokens, and the whole KV cache holds {} ({} "
-            "blocks of {} tokens), with room for the completion too: shorten the prompt.",
+            "This prompt alone needs KV cache for {} tokens; the whole KV cache holds {} ({} "
+            "blocks of {} tokens) for the prompt and its completion together: shorten the "
+            "prompt.",
             prompt_tokens, std::int64_t{engine.num_gpu_blocks} * engine.profile.block_size,
             engine.num_gpu_blocks, engine.profile.block_size);
         return Error(400, message, "invalid_request_error", code, "prompt");
