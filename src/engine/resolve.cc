@@ -72,10 +72,8 @@ std::string LongPrefillSummary(const SchedulerConfig& c) {
   if (c.long_prefill_token_threshold <= 0 || !c.enable_chunked_prefill) {
     return "";
   }
-  const std::int32_t chunk = c.long_prefill_max_chunk_tokens > 0 ? c.long_prefill_max_chunk_tokens
-                                                                 : c.long_prefill_token_threshold;
   return fmt::format("long prefills above {} prompt tokens (at most {} a step while others wait)",
-                     c.long_prefill_token_threshold, chunk);
+                     c.long_prefill_token_threshold, c.long_prefill_chunk_tokens());
 }
 
 AdmissionPolicy PolicyOf(const config::EngineSettings& settings) {
@@ -123,12 +121,10 @@ EngineConfig ResolveEngine(const config::EngineSettings& given, const std::strin
   DeriveLongPrefill(s, a.prefill_tokens_per_s_by_decodes.front(), &e.scheduler);
   if (const std::int32_t threshold = e.scheduler.long_prefill_token_threshold;
       threshold > 0 && e.scheduler.enable_chunked_prefill) {
-    const std::int32_t chunk = e.scheduler.long_prefill_max_chunk_tokens > 0
-                                   ? e.scheduler.long_prefill_max_chunk_tokens
-                                   : threshold;
     a.long_prefill_token_threshold = threshold;
     a.long_prefill_step_share =
-        std::min(1.0, static_cast<double>(chunk) / e.scheduler.max_num_batched_tokens);
+        std::min(1.0, static_cast<double>(e.scheduler.long_prefill_chunk_tokens()) /
+                          e.scheduler.max_num_batched_tokens);
   }
   a.priority_aging_s =
       e.scheduler.policy == SchedulingPolicy::kPriority ? e.scheduler.priority_aging_s : 0.0;

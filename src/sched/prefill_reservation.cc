@@ -8,6 +8,17 @@
 #include "sched/scheduler.h"
 
 namespace spillway {
+namespace {
+
+std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Blocks each running decode grows into while a prompt with `tokens` to prefill takes
+// `num_new` a step: one per block_size steps.
+std::int64_t GrowthPerSeq(std::int64_t tokens, std::int64_t num_new, std::int64_t block_size) {
+  return CeilDiv(CeilDiv(tokens, num_new), block_size);
+}
+
+}  // namespace
 
 std::int64_t Scheduler::ReservedPrefillBlocks() const {
   std::int64_t reserved = 0;
@@ -26,9 +37,8 @@ std::int64_t Scheduler::BlocksToAdmit(std::int64_t tokens, std::int64_t num_new)
   }
   // Its whole prefill, and the blocks the running decodes grow into meanwhile (a block each
   // per block_size steps of it).
-  const std::int64_t steps = (tokens + num_new - 1) / num_new;
-  const std::int64_t growth_per_seq = (steps + blocks_->block_size() - 1) / blocks_->block_size();
-  return blocks_->BlocksFor(tokens) + growth_per_seq * static_cast<std::int64_t>(running_.size());
+  return blocks_->BlocksFor(tokens) + GrowthPerSeq(tokens, num_new, blocks_->block_size()) *
+                                          static_cast<std::int64_t>(running_.size());
 }
 
 std::int64_t Scheduler::StepsToFinish(const Request& r, std::int64_t chunk) const {
@@ -38,7 +48,7 @@ std::int64_t Scheduler::StepsToFinish(const Request& r, std::int64_t chunk) cons
     return outputs;  // one token a step
   }
   // The prefill's last step samples the first of the outputs left.
-  return (prefill + chunk - 1) / std::max<std::int64_t>(1, chunk) + outputs - 1;
+  return CeilDiv(prefill, std::max<std::int64_t>(1, chunk)) + outputs - 1;
 }
 
 std::optional<Scheduler::Backfill> Scheduler::Shadow(std::int64_t tokens, std::int64_t num_new,
@@ -58,8 +68,7 @@ std::optional<Scheduler::Backfill> Scheduler::Shadow(std::int64_t tokens, std::i
   std::sort(finishes.begin(), finishes.end(),
             [](const Finish& a, const Finish& b) { return a.step < b.step; });
   const std::int64_t block_size = blocks_->block_size();
-  const std::int64_t prefill_steps = (tokens + num_new - 1) / num_new;
-  const std::int64_t growth_per_seq = (prefill_steps + block_size - 1) / block_size;
+  const std::int64_t growth_per_seq = GrowthPerSeq(tokens, num_new, block_size);
   std::int64_t free_then = blocks_->num_free() - reserved;
   const auto n = static_cast<std::int64_t>(finishes.size());
   for (std::int64_t k = 0; k < n; ++k) {
@@ -68,7 +77,7 @@ std::optional<Scheduler::Backfill> Scheduler::Shadow(std::int64_t tokens, std::i
     const std::int64_t still_running = n - k - 1;
     // Those still running have grown by a block per block_size steps each, and keep growing
     // during its prefill (BlocksToAdmit).
-    const std::int64_t grown = still_running * ((t + block_size - 1) / block_size);
+    const std::int64_t grown = still_running * CeilDiv(t, block_size);
     const std::int64_t need = blocks_->BlocksFor(tokens) + growth_per_seq * still_running;
     if (free_then - grown >= need) {
       return Backfill{t, free_then - grown - need};

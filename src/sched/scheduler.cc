@@ -209,10 +209,7 @@ std::int64_t Scheduler::CapLongPrefill(const Request& r, std::int64_t num_new) c
   if (!IsLongPrefill(r)) {
     return num_new;
   }
-  const std::int32_t cap = config_.long_prefill_max_chunk_tokens > 0
-                               ? config_.long_prefill_max_chunk_tokens
-                               : config_.long_prefill_token_threshold;
-  return std::min<std::int64_t>(num_new, cap);
+  return std::min<std::int64_t>(num_new, config_.long_prefill_chunk_tokens());
 }
 
 void Scheduler::TopUpLongPrefills() {

@@ -70,6 +70,11 @@ struct SchedulerConfig {
   std::int32_t long_prefill_token_threshold = 0;
   /// Prompt tokens of one long prompt per step while others wait; 0 = the threshold (vLLM).
   std::int32_t long_prefill_max_chunk_tokens = 0;
+  /// The tokens a long prefill takes per step while others wait: the chunk, or the threshold.
+  std::int32_t long_prefill_chunk_tokens() const {
+    return long_prefill_max_chunk_tokens > 0 ? long_prefill_max_chunk_tokens
+                                             : long_prefill_token_threshold;
+  }
   /// vLLM's max_long_partial_prefills: with long_prefill_token_threshold set, at most this
   /// many requests whose prompt exceeds the threshold prefill in one step; waiting requests
   /// behind a long prompt that must wait are scheduled past it.

@@ -148,15 +148,14 @@ int Server::Run() {
     }
   });
   const auto& p = m.engine_config.profile;
+  const std::string long_prefill = LongPrefillSummary(m.engine_config.scheduler);
   std::cerr << fmt::format(
       "spillway serve: listening on http://{}:{} (model '{}', EMULATED executor: profile {}, "
       "policy {}, max_num_seqs {}, max_num_batched_tokens {}, {} KV blocks{})\n",
       m.config.host, m.http->port(), m.config.model, p.name,
       ToString(m.engine_config.admission.policy), m.engine_config.scheduler.max_num_seqs,
       m.engine_config.scheduler.max_num_batched_tokens, m.engine_config.num_gpu_blocks,
-      LongPrefillSummary(m.engine_config.scheduler).empty()
-          ? std::string()
-          : ", " + LongPrefillSummary(m.engine_config.scheduler));
+      long_prefill.empty() ? std::string() : ", " + long_prefill);
   if (m.on_listening) {
     m.on_listening(m.http->port());
   }
