@@ -117,7 +117,9 @@ Verdict RefusalVerdict(OverloadReason reason) {
 }
 
 AdmissionController::AdmissionController(AdmissionConfig config, Seconds now)
-    : config_(std::move(config)), estimator_(config_.estimator) {
+    : config_(std::move(config)),
+      estimator_(config_.estimator),
+      output_lengths_(config_.output_lengths) {
   for (const auto& [tenant, limit] : config_.tenants) {
     buckets_.emplace(tenant, TokenBucket(limit.rate_rps, limit.burst, now));
   }
@@ -227,13 +229,16 @@ Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats,
 void AdmissionController::OnAdmitted(const AdmissionRequest& request,
                                      const AdmissionDecision& decision) {
   const double alpha = 1.0 / std::max(1.0, config_.request_mean_window);
+  AdmissionRequest admitted = request;
+  admitted.max_output_tokens = decision.max_output_tokens;  // as clamped
+  const double output = ExpectedOutput(admitted);
   if (mean_prompt_tokens_ == 0) {
     mean_prompt_tokens_ = request.prompt_tokens;
-    mean_output_tokens_ = decision.max_output_tokens;
+    mean_output_tokens_ = output;
     return;
   }
   mean_prompt_tokens_ += alpha * (request.prompt_tokens - mean_prompt_tokens_);
-  mean_output_tokens_ += alpha * (decision.max_output_tokens - mean_output_tokens_);
+  mean_output_tokens_ += alpha * (output - mean_output_tokens_);
 }
 
 double AdmissionController::ModelPrefillRate(double decodes) const {
@@ -446,12 +451,28 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
       return Reject(OverloadReason::kKvSaturation, kv_retry_s, d);
     }
     // Can the whole request finish before the server's deadline answers 504? Planned against
-    // kDeadlineMargin of the deadline: the step estimate is a model, not a promise.
-    const Seconds step_s = DecodeStepEstimate(stats);
-    d.decode_est_s = request.max_output_tokens * step_s;
+    // kDeadlineMargin of the deadline: the step estimate is a model, not a promise. Its length
+    // is max_tokens under ignore_eos, else one of those learned for requests like it: it
+    // passes when a share q = deadline_output_quantile of them would finish in time (the
+    // quantile's length fits), or at least q of those an idle engine would finish. Before any
+    // are learned nothing is known of where the model stops (a cap is not a length): not
+    // checked.
+    const OutputQuery query = OutputQueryOf(request);
+    const Seconds step_s = output_lengths_.Known(query) ? DecodeStepEstimate(stats) : 0.0;
+    const double q = config_.deadline_output_quantile;
+    d.decode_est_s = output_lengths_.Quantile(query, q) * step_s;
     const Seconds budget_s = kDeadlineMargin * config_.request_deadline_s;
     const Seconds slack_s = budget_s - d.queue_delay_est_s - d.prefill_est_s;
-    if (step_s > 0 && d.decode_est_s > slack_s) {
+    const double finish_now =
+        step_s > 0 ? output_lengths_.FractionAtMost(query, slack_s / step_s) : 1.0;
+    if (finish_now < q) {
+      // The same at an idle engine's state, so an idle engine never answers a 429 that no
+      // retry can change; a rate measured under load is carried to the idle batch first
+      // (PrefillRate), so it never makes a 400 (issue 12, finding 6).
+      const auto& table = config_.decode_step_s_by_batch;
+      const Seconds idle_step_s = table.empty() ? step_s : table.front();
+      const Seconds idle_slack_s = budget_s - PrefillEstimate(request.prompt_tokens, {});
+      const double finish_idle = output_lengths_.FractionAtMost(query, idle_slack_s / idle_step_s);
       // A clamp is planned at a full batch's step time (the batch fills while it decodes: at
       // the current batch's, clamped requests ran into the deadline), and never above the
       // configured degrade_max_tokens.
@@ -460,22 +481,21 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
       if (config_.degrade_max_tokens > 0 && fit >= 1) {
         d.verdict = Verdict::kDegrade;
         d.max_output_tokens = static_cast<std::int32_t>(fit);
-      } else {
-        // Too long even for an idle engine: no retry helps, so 400 (with what would fit). The
-        // same estimates as above at an idle engine's state, so an idle engine never answers
-        // a 429 that no retry can change; a rate measured under load is carried to the idle
-        // batch first (PrefillRate), so it never makes a 400 (issue 12, finding 6).
-        const auto& table = config_.decode_step_s_by_batch;
-        const Seconds idle_step_s = table.empty() ? step_s : table.front();
-        const Seconds idle_slack_s = budget_s - PrefillEstimate(request.prompt_tokens, {});
-        if (request.max_output_tokens * idle_step_s > idle_slack_s) {
-          AdmissionDecision never = Reject(OverloadReason::kMaxTokensExceedsDeadline, 1.0, d);
-          never.max_output_tokens =
-              static_cast<std::int32_t>(std::max(0.0, std::floor(idle_slack_s / idle_step_s)));
-          return never;
-        }
+      } else if (finish_now < q * finish_idle) {
+        // The load makes it miss: of the requests like it that an idle engine would finish in
+        // time, fewer than the share q would now. A retry can succeed.
         return Reject(OverloadReason::kDeadlineUnreachable, retry_s, d);
+      } else if (request.ignore_eos) {
+        // Too long even for an idle engine, and certain to be that long: no retry helps, so
+        // 400 (with what would fit).
+        AdmissionDecision never = Reject(OverloadReason::kMaxTokensExceedsDeadline, 1.0, d);
+        never.max_output_tokens =
+            static_cast<std::int32_t>(std::max(0.0, std::floor(idle_slack_s / idle_step_s)));
+        return never;
       }
+      // Else requests like it are long whatever the load, and this one may not be: a learned
+      // length is an estimate, and an estimate never becomes a 400 (admitted: the deadline
+      // tells; a 429 would be retried for ever).
     }
   }
   if (config_.queue_deadline.value_or(predictive)) {

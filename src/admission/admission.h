@@ -19,9 +19,11 @@
 //               (overload-and-failure-handling.txt §2, §5.2; kv_saturation also when the
 //               prompt's blocks do not fit beside the running requests now, KvRoomWait),
 //               and 429 deadline_unreachable
-//               when W_est + t_prefill_est + max_tokens x the decode step time at the batch
+//               when W_est + t_prefill_est + its output x the decode step time at the batch
 //               the request joins passes the server's request deadline (the gateway's 504,
-//               §3.2). Retry-After = ceil(W_est), >= 1 s.
+//               §3.2); its output is max_tokens under ignore_eos, else a high quantile of the
+//               lengths learned from completions (output_lengths.h). Retry-After =
+//               ceil(W_est), >= 1 s.
 //               Q counts waiting requests beyond the free slots of a batch limited by
 //               max_num_seqs *and* by KV blocks; before mu_hat is measured, mu comes from a
 //               cold-start prior (slots / (mean max_tokens x modelled step time)).
@@ -45,6 +47,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "admission/output_lengths.h"
 #include "admission/service_estimator.h"
 #include "admission/token_bucket.h"
 #include "sched/scheduler.h"
@@ -148,9 +151,15 @@ struct AdmissionConfig {
   double long_prefill_step_share = 0;
   /// Time constant of the admission rate per class, seconds.
   Seconds class_rate_time_constant_s = 5;
-  /// Time constant of the running means of admitted requests' prompt and max output tokens,
-  /// in requests (they size the KV-limited batch and the cold-start service-rate prior).
+  /// Time constant of the running means of admitted requests' prompt and expected output
+  /// tokens, in requests (they size the KV-limited batch and the cold-start service-rate
+  /// prior).
   double request_mean_window = 50;
+  /// The output lengths learned from completions (output_lengths.h).
+  OutputLengthConfig output_lengths;
+  /// The deadline check plans a request's decode at this quantile of the output lengths
+  /// learned for its max_tokens (its max_tokens under ignore_eos or before any are learned).
+  double deadline_output_quantile = 0.9;
 };
 
 /// What the driver asks about.
@@ -159,6 +168,10 @@ struct AdmissionRequest {
   std::int32_t prompt_tokens = 0;
   std::int32_t max_output_tokens = 0;
   std::int32_t priority = 0;  ///< scheduling class, lower is more urgent
+  /// vLLM's ignore_eos: the request generates exactly max_output_tokens. Otherwise its length
+  /// is unknown to admission, which expects what it learned from completions
+  /// (AdmissionController::ExpectedOutput).
+  bool ignore_eos = false;
 };
 
 /// What admission decided. A refusal is one of three kinds, each following from its reason
@@ -184,7 +197,9 @@ struct AdmissionDecision {
   Seconds deadline_s = kNever;         ///< queue-ingress deadline for an admitted request
   Seconds queue_delay_est_s = 0;       ///< W_est at decision time
   Seconds prefill_est_s = 0;           ///< t_prefill_est for this request
-  Seconds decode_est_s = 0;  ///< max_output x step time (predictive with a request deadline)
+  /// The output tokens planned against the request deadline x step time (predictive with a
+  /// request deadline).
+  Seconds decode_est_s = 0;
   bool admitted() const { return verdict == Verdict::kAdmit || verdict == Verdict::kDegrade; }
 };
 
@@ -210,6 +225,21 @@ class AdmissionController {
   /// Records an admitted request's size (Decide does this itself; a driver calling
   /// DecidePolicy directly calls it after each admission).
   void OnAdmitted(const AdmissionRequest& request, const AdmissionDecision& decision);
+
+  /// A request finished (stop or length) after generating `output_tokens`; `request` as
+  /// admitted (max_tokens as clamped): admission learns output lengths from these alone.
+  void OnFinished(const OutputQuery& request, std::int32_t output_tokens) {
+    output_lengths_.OnFinished(request, output_tokens);
+  }
+  /// The output tokens admission expects `request` to generate: max_output_tokens under
+  /// ignore_eos, else the mean learned for requests like it (OutputLengths::Mean).
+  double ExpectedOutput(const AdmissionRequest& request) const {
+    return output_lengths_.Mean(OutputQueryOf(request));
+  }
+  static OutputQuery OutputQueryOf(const AdmissionRequest& request) {
+    return {request.max_output_tokens, request.prompt_tokens, request.ignore_eos};
+  }
+  const OutputLengths& output_lengths() const { return output_lengths_; }
 
   /// While draining every request is refused with 503 draining.
   void SetDraining(bool draining) { draining_ = draining; }
@@ -280,6 +310,7 @@ class AdmissionController {
 
   AdmissionConfig config_;
   ServiceEstimator estimator_;
+  OutputLengths output_lengths_;
   struct StringHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
@@ -307,7 +338,7 @@ class AdmissionController {
   static constexpr std::size_t kMaxTrackedClasses = 256;
   std::map<std::int32_t, ClassRate> class_rates_;  // by priority class, at most the above
   double mean_prompt_tokens_ = 0;  // running means over admitted requests (0 = none yet)
-  double mean_output_tokens_ = 0;
+  double mean_output_tokens_ = 0;  // of their expected output (ExpectedOutput)
 };
 
 }  // namespace spillway

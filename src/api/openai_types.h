@@ -6,9 +6,17 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace spillway::api {
+
+/// Emulator only: the output length at which `spillway serve`'s emulated model samples EOS
+/// (an integer >= 1; the request then ends with finish_reason "stop" before max_tokens unless
+/// it sets ignore_eos). `spillway bench` sends it for scenario classes with a max_tokens cap so
+/// the emulated engine generates the hidden length a real model would; admission never reads
+/// it, and a real engine ignores it. docs/serve.md.
+inline constexpr std::string_view kEmulatedOutputTokensHeader = "X-Spillway-Emulated-Output-Tokens";
 
 enum class Endpoint : std::uint8_t { kCompletions, kChatCompletions };
 

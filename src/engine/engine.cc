@@ -6,6 +6,14 @@
 #include "executor/emulated_executor.h"
 
 namespace spillway {
+namespace {
+
+// What admission saw of a request, as admitted.
+OutputQuery QueryOf(const Request& r) {
+  return {r.spec.max_output_tokens, r.spec.prompt_tokens, r.spec.ignore_eos};
+}
+
+}  // namespace
 
 Engine::Engine(EngineConfig config, Seconds now, std::unique_ptr<Executor> executor)
     : config_(std::move(config)),
@@ -35,9 +43,10 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   if (const AdmissionDecision fits = CheckFits(request); !fits.admitted()) {
     return fits;
   }
-  const AdmissionDecision d = admission_.Decide(
-      AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens, request.priority},
-      scheduler_.StatsAhead(request.priority, now), now);
+  const AdmissionDecision d =
+      admission_.Decide(AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens,
+                                         request.priority, request.ignore_eos},
+                        scheduler_.StatsAhead(request.priority, now), now);
   if (!d.admitted()) {
     return d;
   }
@@ -48,6 +57,8 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   spec.priority = request.priority;
   spec.arrival_s = now;
   spec.deadline_s = d.deadline_s;
+  spec.ignore_eos = request.ignore_eos;
+  spec.emulated_output_tokens = request.ignore_eos ? 0 : request.emulated_output_tokens;
   scheduler_.Submit(spec);
   return d;
 }
@@ -56,6 +67,15 @@ const StepPlan& Engine::BeginStep(Seconds now) {
   ForgetFinished();
   events_.clear();
   const StepPlan& plan = scheduler_.Step(now, &events_);
+  for (const Request& r : events_.finished) {
+    if (r.finish_reason == FinishReason::kStop) {  // a stop string the driver matched
+      admission_.OnFinished(QueryOf(r), r.num_output_tokens);
+    }
+    if (deadline_aborts_.erase(r.spec.id) > 0 && r.num_output_tokens > 0) {
+      // Still generating at the deadline: as long as its cap, for all admission can tell.
+      admission_.OnFinished(QueryOf(r), r.spec.max_output_tokens);
+    }
+  }
   if (plan.empty()) {
     return plan;
   }
@@ -86,8 +106,11 @@ void Engine::EndStep(Seconds now) {
   scheduler_.OnStepDone(result_, now, &events_);
   std::int32_t completions = 0;
   for (const Request& r : events_.finished) {
-    completions +=
-        r.finish_reason == FinishReason::kLength || r.finish_reason == FinishReason::kStop;
+    if (r.finish_reason == FinishReason::kLength || r.finish_reason == FinishReason::kStop) {
+      deadline_aborts_.erase(r.spec.id);  // finished in the step its deadline came
+      ++completions;
+      admission_.OnFinished(QueryOf(r), r.num_output_tokens);
+    }
   }
   const Seconds planned_end_s = begin_s_ + account_.duration_s;
   const Seconds elapsed_s = now == planned_end_s ? account_.duration_s : now - begin_s_;
@@ -122,6 +145,14 @@ void Engine::Abort(RequestId id) {
   }
   gone_.insert(id);
   scheduler_.Abort(id);
+}
+
+void Engine::AbortAtDeadline(RequestId id) {
+  if (scheduler_.Find(id) == nullptr) {
+    return;
+  }
+  deadline_aborts_.insert(id);
+  Abort(id);
 }
 
 void Engine::FinishStop(RequestId id) {

@@ -39,6 +39,13 @@ struct EngineRequest {
   std::int32_t prompt_tokens = 0;
   std::int32_t max_tokens = 0;  ///< as the client asked (admission may clamp it)
   std::int32_t priority = 0;    ///< lower is more urgent
+  /// vLLM's ignore_eos: generate exactly max_tokens (admission then knows the length).
+  bool ignore_eos = false;
+  /// Emulator only, never read by admission: the output token at which the emulated model
+  /// samples EOS (finish reason stop); 0 = never, max_tokens ends it. Ignored under
+  /// ignore_eos. From a scenario's hidden length, or live from the emulator-only header
+  /// X-Spillway-Emulated-Output-Tokens (docs/serve.md).
+  std::int32_t emulated_output_tokens = 0;
 };
 
 /// The accounting of the step BeginStep planned.
@@ -91,6 +98,10 @@ class Engine {
   /// Aborts `id` at the next iteration whatever the cancellation setting (server deadline,
   /// slow client, shutdown); it counts as gone.
   void Abort(RequestId id);
+  /// Abort() for the server's request deadline: a request that was generating when it ran out
+  /// of time teaches admission that requests with its max_tokens can run that long (it counts
+  /// as one that ran to its cap, OutputLengths).
+  void AbortAtDeadline(RequestId id);
   /// Ends `id` with finish reason stop at the next iteration (a stop string matched by the
   /// driver); nothing more is delivered for it.
   void FinishStop(RequestId id);
@@ -133,6 +144,7 @@ class Engine {
   bool saturated_ = false;  // the step in flight was planned with a queue or a full batch
   bool in_flight_ = false;
   std::unordered_set<RequestId> gone_;
+  std::unordered_set<RequestId> deadline_aborts_;  // AbortAtDeadline ids, until they finish
 };
 
 }  // namespace spillway

@@ -47,6 +47,8 @@ std::string RecordJson(const AttemptRecord& r) {
   o["priority_class"] = optional_int(r.priority_class);
   o["degraded"] = r.degraded;
   o["cache_hit"] = r.cache_hit;
+  o["emulated_output_tokens"] =
+      r.emulated_output_tokens > 0 ? json::value(r.emulated_output_tokens) : nullptr;
   return json::serialize(o);
 }
 

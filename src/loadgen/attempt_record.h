@@ -34,6 +34,9 @@ struct AttemptRecord {
   Seconds finished_s = 0;  ///< the attempt's last event: end of stream, refusal, timeout
   std::int32_t prompt_tokens = 0;
   std::int32_t max_tokens = 0;
+  /// The hidden length the emulated engine is told to stop at (the emulator-only header
+  /// X-Spillway-Emulated-Output-Tokens); 0: none sent, the request ignores EOS.
+  std::int32_t emulated_output_tokens = 0;
   std::int32_t output_tokens = 0;
   int status = 0;             ///< HTTP status; 0 when no head arrived
   std::string reason;         ///< X-Overload-Reason / error code / timeout kind / transport error
@@ -64,7 +67,9 @@ struct AttemptRecord {
 /// outcome), output_tokens, prompt_tokens, max_tokens, outcome, class (the scenario class; null
 /// for trace records), priority_requested and priority_class (null when no header was sent /
 /// came back), served_model (the X-Spillway-Served-Model header; null when none came),
-/// degraded (true when an X-Degraded header named max_tokens), cache_hit (X-Cache: hit).
+/// degraded (true when an X-Degraded header named max_tokens), cache_hit (X-Cache: hit),
+/// emulated_output_tokens (the hidden length sent to an emulated engine; null when the request
+/// ignored EOS).
 std::string RecordJson(const AttemptRecord& r);
 
 }  // namespace spillway::loadgen

@@ -249,7 +249,8 @@ asio::awaitable<void> Runner::Request(std::size_t index) {
   // A prompt asked again (RequestClass::distinct_prompts) is the same body every time.
   const std::uint64_t prompt_seed = a.prompt_id != 0 ? a.prompt_id * 0xBF58476D1CE4E5B9ULL
                                                      : opt_.seed * 0x9E3779B97F4A7C15ULL + index;
-  const std::string body = CompletionBody(model_, a.prompt_tokens, a.output_tokens, prompt_seed);
+  const std::string body =
+      CompletionBody(model_, a.prompt_tokens, a.max_tokens, prompt_seed, a.ignore_eos);
   // Every attempt carries the same class, priority and key: a retry keeps its class.
   const RequestLabels labels = LabelsFor(sc_, a, opt_.api_key, opt_.api_keys_by_tenant);
   const std::string authorization =
@@ -258,7 +259,8 @@ asio::awaitable<void> Runner::Request(std::size_t index) {
   base.request = static_cast<std::int64_t>(index);
   base.scheduled_s = a.time_s;
   base.prompt_tokens = a.prompt_tokens;
-  base.max_tokens = a.output_tokens;
+  base.max_tokens = a.max_tokens;
+  base.emulated_output_tokens = a.ignore_eos ? 0 : a.output_tokens;
   base.class_name = labels.class_name;
   base.priority_requested = labels.priority;
   asio::steady_timer backoff(ioc_);

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <vector>
 
+#include "api/openai_types.h"
 #include "loadgen/classify.h"
 #include "loadgen/sse_parser.h"
 #include "loadgen/stream_tracker.h"
@@ -94,6 +95,9 @@ http::request<http::string_body> MakeRequest(const AttemptContext& c, const Atte
   }
   if (r.priority_requested.has_value()) {
     req.set("X-Priority-Class", std::to_string(*r.priority_requested));
+  }
+  if (r.emulated_output_tokens > 0) {
+    req.set(api::kEmulatedOutputTokensHeader, std::to_string(r.emulated_output_tokens));
   }
   req.keep_alive(false);
   req.body() = body;

@@ -19,7 +19,7 @@ std::uint64_t SplitMix64(std::uint64_t* state) {
 }  // namespace
 
 std::string CompletionBody(std::string_view model, std::int32_t prompt_tokens,
-                           std::int32_t max_tokens, std::uint64_t prompt_seed) {
+                           std::int32_t max_tokens, std::uint64_t prompt_seed, bool ignore_eos) {
   json::array prompt;
   prompt.reserve(static_cast<std::size_t>(std::max(prompt_tokens, 0)));
   std::uint64_t state = prompt_seed;
@@ -31,7 +31,9 @@ std::string CompletionBody(std::string_view model, std::int32_t prompt_tokens,
   body["prompt"] = std::move(prompt);
   body["max_tokens"] = max_tokens;
   body["temperature"] = 0.0;
-  body["ignore_eos"] = true;
+  if (ignore_eos) {
+    body["ignore_eos"] = true;
+  }
   body["stream"] = true;
   body["stream_options"] = json::object{{"include_usage", true}};
   return json::serialize(body);

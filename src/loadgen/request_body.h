@@ -2,7 +2,8 @@
 // The body of one streaming completion request, built with Boost.JSON the way vLLM's own
 // benchmark (`vllm bench serve`, random dataset) sends it: a prompt of token ids (so its
 // length is exact on any server), `max_tokens` with `ignore_eos: true` (so exactly that many
-// tokens are generated), temperature 0, and `stream_options.include_usage` (so the final
+// tokens are generated; a scenario class with a `max_tokens` cap sends it without, and the
+// model stops where it stops), temperature 0, and `stream_options.include_usage` (so the final
 // chunk reports the token counts).
 
 #include <cstdint>
@@ -17,10 +18,12 @@ inline constexpr std::int64_t kFirstTokenId = 1000;
 inline constexpr std::int64_t kTokenIdSpan = 10000;
 
 /// POST /v1/completions body: {"model", "prompt": [ids], "max_tokens", "temperature": 0,
-/// "ignore_eos": true, "stream": true, "stream_options": {"include_usage": true}}. The ids
+/// "ignore_eos": true (only when `ignore_eos`), "stream": true, "stream_options":
+/// {"include_usage": true}}. The ids
 /// are a deterministic function of `prompt_seed` (a retry sends the same prompt; different
 /// requests share no prefix, so prefix caching does not make them cheaper).
 std::string CompletionBody(std::string_view model, std::int32_t prompt_tokens,
-                           std::int32_t max_tokens, std::uint64_t prompt_seed);
+                           std::int32_t max_tokens, std::uint64_t prompt_seed,
+                           bool ignore_eos = true);
 
 }  // namespace spillway::loadgen

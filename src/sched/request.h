@@ -39,6 +39,11 @@ struct RequestSpec {
   std::int32_t priority = 0;           ///< lower is more urgent (vLLM convention)
   Seconds arrival_s = 0;               ///< when the request reached the engine
   Seconds deadline_s = kNever;         ///< queue-ingress deadline: dropped at the head after it
+  bool ignore_eos = false;             ///< vLLM's ignore_eos: generates exactly max_output_tokens
+  /// Emulator only, hidden from admission: the model samples EOS as this output token and the
+  /// request ends with finish reason stop (before max_output_tokens). 0: it never does
+  /// (ignore_eos, or no length given), max_output_tokens ends it.
+  std::int32_t emulated_output_tokens = 0;
 };
 
 struct Request {

@@ -19,6 +19,13 @@ bool PreemptBefore(const Request& a, const Request& b) {
   return a.spec.id > b.spec.id;
 }
 
+// True when `r` has generated its last token: its max tokens, or the emulated model's EOS.
+bool Finishes(const Request& r) {
+  return r.num_output_tokens >= r.spec.max_output_tokens ||
+         (r.spec.emulated_output_tokens > 0 &&
+          r.num_output_tokens >= r.spec.emulated_output_tokens);
+}
+
 }  // namespace
 
 Scheduler::Scheduler(SchedulerConfig config, BlockManager* blocks)
@@ -404,7 +411,6 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
 void Scheduler::OnStepDone(const StepResult& result, Seconds now, StepEvents* events) {
   now_ = now;
   std::size_t token_index = 0;
-  bool any_finished = false;
   for (std::size_t k = 0; k < planned_.size(); ++k) {
     Request* r = planned_[k];
     const ScheduledSeq& s = plan_.seqs[k];
@@ -421,30 +427,40 @@ void Scheduler::OnStepDone(const StepResult& result, Seconds now, StepEvents* ev
       r->last_token_s = now;
     }
     CountRunningPrefill(*r, +1);
-    if (r->num_output_tokens >= r->spec.max_output_tokens) {
-      r->pending_finish = FinishReason::kLength;  // retired below, after the scan
-      any_finished = true;
+    if (Finishes(*r)) {
+      finishing_.push_back(r);  // retired below, after the scan
     }
   }
   planned_.clear();
   plan_.clear();
-  if (!any_finished) {
+  if (finishing_.empty()) {
     return;
   }
-  // Retire finished requests in one pass over running_ (keeps running order).
+  // Retire finished requests in one pass over running_ (keeps running order). An abort or
+  // stop requested during the step loses to the natural finish.
+  for (Request* r : finishing_) {
+    r->pending_finish = FinishReason::kNone;
+  }
+  pending_finish_.erase(std::remove_if(pending_finish_.begin(), pending_finish_.end(),
+                                       [this](Request* r) {
+                                         return std::find(finishing_.begin(), finishing_.end(),
+                                                          r) != finishing_.end();
+                                       }),
+                        pending_finish_.end());
   std::vector<Request*> keep;
   keep.reserve(running_.size());
   for (Request* r : running_) {
-    if (r->pending_finish == FinishReason::kLength) {
-      // An abort requested during the step loses to the natural finish.
-      pending_finish_.erase(std::remove(pending_finish_.begin(), pending_finish_.end(), r),
-                            pending_finish_.end());
-      Retire(r, FinishReason::kLength, now, events);
-    } else {
+    if (std::find(finishing_.begin(), finishing_.end(), r) == finishing_.end()) {
       keep.push_back(r);
+      continue;
     }
+    // EOS (the emulated model's) before the cap is a stop, as vLLM checks EOS first.
+    const bool eos = r->spec.emulated_output_tokens > 0 &&
+                     r->num_output_tokens >= r->spec.emulated_output_tokens;
+    Retire(r, eos ? FinishReason::kStop : FinishReason::kLength, now, events);
   }
   running_.swap(keep);
+  finishing_.clear();
 }
 
 }  // namespace spillway

@@ -264,7 +264,8 @@ class Scheduler {
   std::set<std::pair<Seconds, RequestId>> deadlines_;
   std::vector<Request*> running_;
   std::vector<Request*> pending_finish_;
-  std::vector<Request*> planned_;  // parallel to plan_.seqs
+  std::vector<Request*> planned_;    // parallel to plan_.seqs
+  std::vector<Request*> finishing_;  // OnStepDone: those the step finished
   StepPlan plan_;
   std::int32_t budget_tokens_ = 0;
   std::int32_t long_prefills_planned_ = 0;  // this step (max_long_partial_prefills)

@@ -131,6 +131,20 @@ bool ApplyStop(std::string* text, const std::vector<std::string>& stop) {
   return true;
 }
 
+// The emulator-only hidden output length (api::kEmulatedOutputTokensHeader): 0 when absent,
+// nullopt when not an integer in [1, 2^24].
+std::optional<std::int32_t> EmulatedOutputTokens(std::string_view h) {
+  if (h.empty()) {
+    return 0;
+  }
+  std::int32_t v = 0;
+  const auto [end, ec] = std::from_chars(h.data(), h.data() + h.size(), v);
+  if (ec != std::errc{} || end != h.data() + h.size() || v < 1 || v > (1 << 24)) {
+    return std::nullopt;
+  }
+  return v;
+}
+
 }  // namespace
 
 ApiHandler::ApiHandler(const ServerConfig& config, std::int32_t max_model_len,
@@ -328,8 +342,21 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
     co_return;
   }
   const std::int32_t priority = *applied;
+  const auto eos_header = conn.request()[api::kEmulatedOutputTokensHeader];
+  const std::optional<std::int32_t> emulated_output =
+      EmulatedOutputTokens({eos_header.data(), eos_header.size()});
+  if (!emulated_output.has_value()) {
+    co_await SendError(
+        conn, Error(400,
+                    fmt::format("{} must be an integer in [1, 16777216] (emulator only: the "
+                                "output length at which the emulated model stops).",
+                                api::kEmulatedOutputTokensHeader),
+                    "invalid_request_error", "invalid_emulated_output_tokens"));
+    co_return;
+  }
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
-  const SubmitRequest submit{tenant, g.prompt_tokens, max_tokens, priority};
+  const SubmitRequest submit{tenant,   g.prompt_tokens, max_tokens,
+                             priority, req.ignore_eos,  *emulated_output};
   g.admitted = co_await engine_.Submit(submit, executor);
   const AdmissionDecision& d = g.admitted.decision;
   if (d.verdict == Verdict::kNeverFits) {  // no retry helps

@@ -94,7 +94,8 @@ SubmitResult EngineService::DoSubmit(const SubmitRequest& request,
   SubmitResult out;
   out.decision = engine_.Offer(
       next_id_,
-      EngineRequest{request.tenant, request.prompt_tokens, request.max_tokens, request.priority},
+      EngineRequest{request.tenant, request.prompt_tokens, request.max_tokens, request.priority,
+                    request.ignore_eos, request.emulated_output_tokens},
       now);
   metrics_.admission_decisions_total
       ->With({std::string(DecisionName(out.decision)), std::string(ToString(out.decision.reason)),
@@ -122,6 +123,8 @@ void EngineService::DoAbort(RequestId id, AbortCause cause) {
   metrics_.aborts_total->With({std::string(ToString(cause))}).Inc();
   if (cause == AbortCause::kClientDisconnect) {
     engine_.ClientGone(id);  // aborted only while cancellation propagation is on
+  } else if (cause == AbortCause::kServerTimeout) {
+    engine_.AbortAtDeadline(id);
   } else {
     engine_.Abort(id);
   }

@@ -37,6 +37,8 @@ struct SubmitRequest {
   std::int32_t prompt_tokens = 0;
   std::int32_t max_tokens = 0;
   std::int32_t priority = 0;
+  bool ignore_eos = false;
+  std::int32_t emulated_output_tokens = 0;  ///< EngineRequest::emulated_output_tokens
 };
 
 struct SubmitResult {

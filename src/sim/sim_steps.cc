@@ -182,7 +182,8 @@ void Sim::TimeOut(std::uint32_t id, Seconds now) {
   EndAtGateway(id, now, GatewayFront::Ending::kFailed);
   recorder_.OnRequestDone({RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens},
                           ClassOf(a));
-  replicas_[a.replica]->Abort(id);  // the server aborts on its deadline, propagation or not
+  // The server aborts on its deadline, propagation or not.
+  replicas_[a.replica]->AbortAtDeadline(id);
   StartStep(a.replica, now);
 }
 

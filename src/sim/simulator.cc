@@ -85,7 +85,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   // The tenant's bucket first, from the request's head, as the server and the gateway decide
   // it before reading the body; then what can never be served, before any engine work.
   AdmissionDecision d =
-      door_.DecideRateLimit(AdmissionRequest{a.tenant, a.prompt_tokens, a.output_tokens}, now);
+      door_.DecideRateLimit(AdmissionRequest{a.tenant, a.prompt_tokens, a.max_tokens}, now);
   if (!d.admitted()) {
     // (Without a gateway the refusal names the replica the request would have gone to.)
     const std::uint32_t to = gateway_.has_value() ? 0 : PickReplica().value_or(0);
@@ -109,8 +109,8 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
                           TryReplicaFor(id, request, now, &d));
     if (out.cached) {  // answered at once, by no engine
       recorder_.OnAdmitted(now, now, false, ClassName(a));
-      recorder_.OnRequestDone({RequestOutcome::Kind::kCompleted, now, now, now, a.output_tokens,
-                               FirstModel(), /*cached=*/true},
+      recorder_.OnRequestDone({RequestOutcome::Kind::kCompleted, now, now, now,
+                               a.generated_tokens(), FirstModel(), /*cached=*/true},
                               ClassName(a));
       return;
     }
@@ -195,7 +195,8 @@ void Sim::ArmTimeouts(std::uint32_t id, Seconds sent_s) {
 
 EngineRequest Sim::RequestOf(std::uint32_t logical) const {
   const Arrival& a = arrivals_[logical_[logical].arrival];
-  return EngineRequest{a.tenant, a.prompt_tokens, a.output_tokens, a.priority};
+  return EngineRequest{a.tenant,   a.prompt_tokens, a.max_tokens,
+                       a.priority, a.ignore_eos,    a.ignore_eos ? 0 : a.output_tokens};
 }
 
 void Sim::DispatchWaiting(Seconds now) {

@@ -106,6 +106,8 @@ std::vector<Arrival> GenerateSynthetic(const Scenario& scenario, Rng& time_rng, 
       a.prompt_tokens = Draw(c.prompt_tokens, shape_rng);
       a.output_tokens = Draw(c.output_tokens, shape_rng);
     }
+    a.max_tokens = c.max_tokens > 0 ? c.max_tokens : a.output_tokens;
+    a.ignore_eos = c.max_tokens == 0;
     a.class_index = index;
     a.priority = c.priority;
     a.tenant = c.tenant;
@@ -159,6 +161,8 @@ std::vector<Arrival> Replicate(const std::vector<TraceRecord>& records, const Sc
       a.time_s = k == 0 ? r.time_s : r.time_s + rng.Uniform() * (next_s - r.time_s);
       a.prompt_tokens = r.prompt_tokens;
       a.output_tokens = r.output_tokens;
+      a.max_tokens = arrival.trace_max_tokens > 0 ? arrival.trace_max_tokens : r.output_tokens;
+      a.ignore_eos = arrival.trace_max_tokens == 0;
       arrivals.push_back(a);
     }
   }

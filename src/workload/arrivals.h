@@ -2,6 +2,7 @@
 // Turns a scenario into the list of first-attempt arrivals: when each request is sent and its
 // shape. Deterministic for a given scenario and seed.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,14 +16,24 @@ namespace spillway {
 struct Arrival {
   Seconds time_s = 0;  ///< seconds from the start of the run
   std::int32_t prompt_tokens = 0;
-  std::int32_t output_tokens = 0;  ///< requested max_tokens (generated exactly, ignore_eos)
-  std::int32_t class_index = 0;    ///< into Scenario::classes; -1 for trace records
+  /// The length the model would generate: exactly max_tokens under ignore_eos; else the hidden
+  /// length at which the emulated model samples EOS (never shown to admission).
+  std::int32_t output_tokens = 0;
+  std::int32_t max_tokens = 0;   ///< what the client sends
+  bool ignore_eos = true;        ///< sent with ignore_eos: generates exactly max_tokens
+  std::int32_t class_index = 0;  ///< into Scenario::classes; -1 for trace records
   std::int32_t priority = 0;
   std::string_view tenant;  ///< points into the Scenario (outlives the arrivals)
   /// Which of its class's distinct prompts it asks (RequestClass::distinct_prompts), the same
   /// for every arrival asking the same: the load generator sends the same body for it. 0: a
   /// prompt no other arrival asks.
   std::uint64_t prompt_id = 0;
+
+  /// The tokens it generates when it runs to its end: max_tokens under ignore_eos, else
+  /// min(output_tokens, max_tokens).
+  std::int32_t generated_tokens() const {
+    return ignore_eos ? max_tokens : std::min(output_tokens, max_tokens);
+  }
 };
 
 /// All first-attempt arrivals of `scenario`, sorted by time. For kTrace the trace is read from

@@ -35,7 +35,14 @@ struct RequestClass {
   std::string name;
   double share = 1.0;  ///< relative weight; shares are normalised over all classes
   TokenDist prompt_tokens;
+  /// The length the model generates. Without `max_tokens` the clients send it as max_tokens
+  /// with ignore_eos (generated exactly, known to admission); with it, it is the hidden length
+  /// at which the (emulated) model samples EOS.
   TokenDist output_tokens;
+  /// > 0: the max_tokens every request of the class sends (a cap, as real clients send 256 or
+  /// 1024), with EOS honoured: a request generates min(output_tokens, max_tokens) tokens,
+  /// finish reason stop before the cap. 0: exact lengths (see output_tokens).
+  std::int32_t max_tokens = 0;
   std::int32_t priority = 0;  ///< lower is more urgent
   /// True when the file gives `priority` (the load generator then sends it as
   /// X-Priority-Class; a class without one sends none).
@@ -79,6 +86,10 @@ struct ArrivalProcess {
   Seconds trace_start_s = 0;     ///< offset into the trace (after time scaling)
   double time_scale = 1.0;       ///< multiplies trace timestamps (0.5 = twice as fast)
   double rate_multiplier = 1.0;  ///< each trace request replayed this many times on average
+  /// > 0: trace requests send this max_tokens and the record's output length is the hidden
+  /// one the model stops at (EOS); 0: the record's output length is sent as max_tokens with
+  /// ignore_eos (exact).
+  std::int32_t trace_max_tokens = 0;
 };
 
 enum class RetryPolicy : std::uint8_t { kNone, kFixed, kBackoffJitter };

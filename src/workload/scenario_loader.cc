@@ -177,8 +177,8 @@ std::string ResolveTracePath(const Field& f, const std::string& base_dir) {
 }
 
 void ParseTrace(const Field& f, const std::string& base_dir, ArrivalProcess* a) {
-  f.RequireKnownKeys(
-      {"process", "file", "format", "start_s", "duration_s", "time_scale", "rate_multiplier"});
+  f.RequireKnownKeys({"process", "file", "format", "start_s", "duration_s", "time_scale",
+                      "rate_multiplier", "max_tokens"});
   a->trace_file = ResolveTracePath(Required(f, "file"), base_dir);
   a->trace_format = GuessTraceFormat(a->trace_file);
   if (f["format"].present()) {
@@ -193,6 +193,8 @@ void ParseTrace(const Field& f, const std::string& base_dir, ArrivalProcess* a) 
   if (a->rate_multiplier > static_cast<double>(kMaxRateMultiplier)) {
     f["rate_multiplier"].Fail("must be <= " + std::to_string(kMaxRateMultiplier));
   }
+  a->trace_max_tokens =
+      static_cast<std::int32_t>(OptIntIn(f["max_tokens"], 1, 1 << 24).value_or(0));
   // Read once, here: the span, the arrivals and every --compare run use these records.
   a->trace_records =
       std::make_shared<const std::vector<TraceRecord>>(ReadTrace(a->trace_file, a->trace_format));
@@ -225,8 +227,8 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   if (!f.is_map()) {
     f.Fail("must be a map {name, share, prompt_tokens, output_tokens, ...}");
   }
-  f.RequireKnownKeys({"name", "share", "prompt_tokens", "output_tokens", "priority", "tenant",
-                      "distinct_prompts"});
+  f.RequireKnownKeys({"name", "share", "prompt_tokens", "output_tokens", "max_tokens", "priority",
+                      "tenant", "distinct_prompts"});
   RequestClass c;
   c.name = NonEmptyString(Required(f, "name"));
   c.share = OptPositive(f["share"]).value_or(1.0);
@@ -236,6 +238,10 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   if (tokens_required || f["output_tokens"].present()) {
     c.output_tokens = ParseTokenDist(Required(f, "output_tokens"));
   }
+  if (!tokens_required && f["max_tokens"].present()) {
+    f["max_tokens"].Fail("a trace's requests take the cap from arrival.max_tokens");
+  }
+  c.max_tokens = static_cast<std::int32_t>(OptIntIn(f["max_tokens"], 1, 1 << 24).value_or(0));
   c.priority = static_cast<std::int32_t>(OptIntIn(f["priority"], 0, 1 << 20).value_or(0));
   c.priority_given = f["priority"].present();
   if (f["tenant"].present()) {

@@ -42,6 +42,7 @@ struct Outcome {
   std::int32_t num_preemptions = 0;
   std::int32_t num_displacements = 0;
   std::int64_t recomputed_tokens = 0;
+  std::int32_t output_tokens = 0;  ///< generated, when finished
   Seconds ttft_s() const { return first_token_s - offered_s; }
 };
 
@@ -51,11 +52,13 @@ class EngineDriver {
 
   /// Offers a request at the driver's current time; returns its id.
   RequestId Offer(std::int32_t prompt_tokens, std::int32_t max_tokens, std::int32_t priority = 0) {
+    return Offer(EngineRequest{"default", prompt_tokens, max_tokens, priority});
+  }
+  RequestId Offer(const EngineRequest& request) {
     const RequestId id = next_id_++;
     Outcome& o = outcomes_[id];
     o.offered_s = now_;
-    o.decision =
-        engine_.Offer(id, EngineRequest{"default", prompt_tokens, max_tokens, priority}, now_);
+    o.decision = engine_.Offer(id, request, now_);
     return id;
   }
 
@@ -104,6 +107,7 @@ class EngineDriver {
       o.num_preemptions = r.num_preemptions;
       o.num_displacements = r.num_displacements;
       o.recomputed_tokens = r.num_recomputed_tokens;
+      o.output_tokens = r.num_output_tokens;
     }
   }
 

@@ -85,15 +85,16 @@ TEST_F(LiveLongPromptTest, ShortRequestsKeepTheirTtftAndRecomputeStaysSmall) {
   RecordProperty("preemptions", std::to_string(s.preemptions));
   RecordProperty("recomputed_tokens", std::to_string(s.recomputed_tokens));
   RecordProperty("prefill_tokens", std::to_string(s.prefill_tokens));
-  // Live: 2x the baseline plus 0.1 s. The baseline p99 is 40 to 60 ms (a step or two), so a
-  // single scheduling hiccup of a loaded 2-core machine doubles it; and during the burst each
-  // step carries a 128-token chunk more and preempted requests recompute, so the shorts'
-  // burst-phase p99 measured 0.10 to 0.12 s live (2.1x to 2.5x), and in the simulator too
-  // their maximum TTFT (0.12 s) is 3.3x their p99 before the burst. Blocking behind a long
+  // Live: 2x the baseline plus 0.35 s. The baseline p99 is 40 to 60 ms (a step or two), so a
+  // single scheduling hiccup of a loaded 2-core machine doubles it; during the burst each step
+  // carries a 128-token chunk more, and while a long prompt waits for KV room the shorts that
+  // would delay its start wait behind it (EASY backfill, issue 12): the shorts' burst-phase
+  // p99 measured 0.18 to 0.27 s live in six runs (0.10 to 0.12 s before the backfill, when
+  // they passed it freely for 128 steps and could hold its start back). Blocking behind a long
   // prompt costs more than 1 s, so the check still catches it. (The simulator's test compares
   // whole runs with and without the burst, which dilutes the burst; this compares the burst
   // phase itself with the phase before it.)
-  EXPECT_LE(burst_p99, 2 * base_p99 + 0.1)
+  EXPECT_LE(burst_p99, 2 * base_p99 + 0.35)
       << "short p99 TTFT " << burst_p99 << " s during the burst vs " << base_p99 << " s before";
 
   // Nothing went past the cap silently: a request over it fails with the reason

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "api/openai_types.h"
 #include "common/http_client.h"
 #include "common/server_fixture.h"
 #include "common/temp_dir.h"
@@ -27,6 +28,7 @@ namespace spillway::loadgen {
 namespace {
 
 namespace json = boost::json;
+using server_test::HttpResponse;
 using server_test::MetricSum;
 
 struct BenchRun {
@@ -271,15 +273,21 @@ client: {total_timeout_s: 10}
 
 // --- Trace replay ---------------------------------------------------------------------------
 
-class TraceReplayTest : public BenchLiveTest {};
+class TraceReplayTest : public BenchLiveTest {
+ protected:
+  /// tiny.csv: four Azure records 0.3-0.4 s apart, output lengths 5, 3, 8 and 2.
+  void WriteTinyTrace() {
+    dir_.Write("tiny.csv",
+               "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+               "2023-11-16 18:15:46.6805900,37,5\n"
+               "2023-11-16 18:15:46.9805900,120,3\n"
+               "2023-11-16 18:15:47.2805900,15,8\n"
+               "2023-11-16 18:15:47.6805900,64,2\n");
+  }
+};
 
 TEST_F(TraceReplayTest, ReplaysATinyAzureTraceWithExactTokenCounts) {
-  dir_.Write("tiny.csv",
-             "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-             "2023-11-16 18:15:46.6805900,37,5\n"
-             "2023-11-16 18:15:46.9805900,120,3\n"
-             "2023-11-16 18:15:47.2805900,15,8\n"
-             "2023-11-16 18:15:47.6805900,64,2\n");
+  WriteTinyTrace();
   const Scenario sc = Load(R"(name: tiny-trace
 seed: 9
 arrival: {process: trace, file: tiny.csv, time_scale: 0.5, rate_multiplier: 2}
@@ -326,6 +334,52 @@ arrival: {process: trace, file: tiny.csv, time_scale: 0.5, rate_multiplier: 2}
   } else {
     EXPECT_FALSE(s.not_completed_engine_s.has_value());
   }
+}
+
+TEST_F(TraceReplayTest, ACappedReplaySendsTheCapAndTheEmulatedEngineStopsAtTheRecordsLength) {
+  WriteTinyTrace();
+  const Scenario sc = Load(R"(name: capped-trace
+seed: 9
+arrival: {process: trace, file: tiny.csv, time_scale: 0.5, max_tokens: 6}
+)");
+  const std::string before = Metrics();
+  const BenchRun run = Bench(sc);
+  ASSERT_EQ(run.records.size(), 4u);
+  const int lengths[] = {5, 3, 8, 2};
+  for (std::size_t i = 0; i < run.records.size(); ++i) {
+    const json::object& r = run.records[i];
+    EXPECT_EQ(r.at("outcome").as_string(), "completed") << json::serialize(r);
+    EXPECT_EQ(r.at("max_tokens").to_number<int>(), 6);
+    EXPECT_EQ(r.at("emulated_output_tokens").to_number<int>(), lengths[i]);
+    EXPECT_EQ(r.at("output_tokens").to_number<int>(), std::min(lengths[i], 6));
+  }
+  // Three stopped at EOS, one ran into its cap (vLLM's finished_reason label).
+  const std::string after = Metrics();
+  const auto finished = [&](const char* reason) {
+    const std::map<std::string, std::string> label = {{"finished_reason", reason}};
+    return MetricSum(after, "vllm:request_success_total", label) -
+           MetricSum(before, "vllm:request_success_total", label);
+  };
+  EXPECT_EQ(finished("stop"), 3);
+  EXPECT_EQ(finished("length"), 1);
+}
+
+TEST_F(TraceReplayTest, TheEmulatedLengthHeaderIsCheckedAndIgnoreEosWins) {
+  const std::string header(api::kEmulatedOutputTokensHeader);
+  const std::string body = R"({"prompt": [1, 2, 3, 4, 5, 6, 7, 8], "max_tokens": 16)";
+  const HttpResponse bad = client().Post("/v1/completions", body + "}", {{header, "0"}});
+  EXPECT_TRUE(server_test::IsOpenAiError(bad, 400, "invalid_emulated_output_tokens"));
+  const HttpResponse stopped = client().Post("/v1/completions", body + "}", {{header, "5"}});
+  ASSERT_EQ(stopped.status, 200) << stopped.body;
+  const json::value answer = json::parse(stopped.body);
+  EXPECT_EQ(answer.at_pointer("/choices/0/finish_reason").as_string(), "stop");
+  EXPECT_EQ(answer.at_pointer("/usage/completion_tokens").to_number<int>(), 5);
+  // ignore_eos: the whole max_tokens whatever the header says.
+  const HttpResponse full =
+      client().Post("/v1/completions", body + R"(, "ignore_eos": true})", {{header, "5"}});
+  ASSERT_EQ(full.status, 200) << full.body;
+  EXPECT_EQ(json::parse(full.body).at_pointer("/choices/0/finish_reason").as_string(), "length");
+  EXPECT_EQ(json::parse(full.body).at_pointer("/usage/completion_tokens").to_number<int>(), 16);
 }
 
 TEST_F(TraceReplayTest, WithoutMetricsEngineTimeIsNotMeasured) {
