@@ -456,7 +456,7 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     // passes when a share q = deadline_output_quantile of them would finish in time (the
     // quantile's length fits), or at least q of those an idle engine would finish. Before any
     // are learned nothing is known of where the model stops (a cap is not a length): not
-    // checked.
+    // checked; requests that run into the deadline teach it (Engine::AbortAtDeadline).
     const OutputQuery query = OutputQueryOf(request);
     const Seconds step_s = output_lengths_.Known(query) ? DecodeStepEstimate(stats) : 0.0;
     const double q = config_.deadline_output_quantile;
@@ -485,17 +485,18 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
         // The load makes it miss: of the requests like it that an idle engine would finish in
         // time, fewer than the share q would now. A retry can succeed.
         return Reject(OverloadReason::kDeadlineUnreachable, retry_s, d);
-      } else if (request.ignore_eos) {
-        // Too long even for an idle engine, and certain to be that long: no retry helps, so
-        // 400 (with what would fit).
+      } else if (finish_idle < 1 - q) {
+        // Too long even for an idle engine: certain under ignore_eos, and for nearly all
+        // requests like it by what they generated (they ran to their cap or into the
+        // deadline): no retry helps, so 400 (with what would fit).
         AdmissionDecision never = Reject(OverloadReason::kMaxTokensExceedsDeadline, 1.0, d);
         never.max_output_tokens =
             static_cast<std::int32_t>(std::max(0.0, std::floor(idle_slack_s / idle_step_s)));
         return never;
       }
-      // Else requests like it are long whatever the load, and this one may not be: a learned
-      // length is an estimate, and an estimate never becomes a 400 (admitted: the deadline
-      // tells; a 429 would be retried for ever).
+      // Else many requests like it are too long whatever the load, but this one may well not
+      // be: admitted, the deadline tells (a 429 would be retried for ever, a 400 would refuse
+      // what may be served).
     }
   }
   if (config_.queue_deadline.value_or(predictive)) {

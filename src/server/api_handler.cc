@@ -132,14 +132,17 @@ bool ApplyStop(std::string* text, const std::vector<std::string>& stop) {
 }
 
 // The emulator-only hidden output length (api::kEmulatedOutputTokensHeader): 0 when absent,
-// nullopt when not an integer in [1, 2^24].
-std::optional<std::int32_t> EmulatedOutputTokens(std::string_view h) {
-  if (h.empty()) {
+// nullopt when given more than once or not as an integer in [1, 2^24].
+std::optional<std::int32_t> EmulatedOutputTokens(const net::Request& request) {
+  const std::size_t given = request.count(api::kEmulatedOutputTokensHeader);
+  if (given == 0) {
     return 0;
   }
+  const auto h = request[api::kEmulatedOutputTokensHeader];
   std::int32_t v = 0;
   const auto [end, ec] = std::from_chars(h.data(), h.data() + h.size(), v);
-  if (ec != std::errc{} || end != h.data() + h.size() || v < 1 || v > (1 << 24)) {
+  if (given > 1 || h.empty() || ec != std::errc{} || end != h.data() + h.size() || v < 1 ||
+      v > (1 << 24)) {
     return std::nullopt;
   }
   return v;
@@ -342,14 +345,12 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
     co_return;
   }
   const std::int32_t priority = *applied;
-  const auto eos_header = conn.request()[api::kEmulatedOutputTokensHeader];
-  const std::optional<std::int32_t> emulated_output =
-      EmulatedOutputTokens({eos_header.data(), eos_header.size()});
+  const std::optional<std::int32_t> emulated_output = EmulatedOutputTokens(conn.request());
   if (!emulated_output.has_value()) {
     co_await SendError(
         conn, Error(400,
-                    fmt::format("{} must be an integer in [1, 16777216] (emulator only: the "
-                                "output length at which the emulated model stops).",
+                    fmt::format("{} must be given once, as an integer in [1, 16777216] (emulator "
+                                "only: the output length at which the emulated model stops).",
                                 api::kEmulatedOutputTokensHeader),
                     "invalid_request_error", "invalid_emulated_output_tokens"));
     co_return;

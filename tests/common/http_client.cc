@@ -243,8 +243,15 @@ PendingRequest::PendingRequest(std::uint16_t port, const HttpRequest& request, d
     req.set(http::field::content_type, "application/json");
     req.body() = request.body;
   }
+  // A name's first value replaces the defaults above; a name listed again is sent again.
+  std::vector<std::string_view> named;
   for (const auto& [name, value] : request.headers) {
-    req.set(name, value);
+    if (std::find(named.begin(), named.end(), name) == named.end()) {
+      named.push_back(name);
+      req.set(name, value);
+    } else {
+      req.insert(name, value);
+    }
   }
   req.keep_alive(false);
   req.prepare_payload();

@@ -97,10 +97,9 @@ TEST(EmulatedEosTest, ARequestStillGeneratingAtTheDeadlineTeachesThatItsCapRunsL
   const AdmissionController& admission = driver.engine().admission();
   EXPECT_EQ(admission.output_lengths().samples(), 16);
   EXPECT_DOUBLE_EQ(admission.ExpectedOutput({"default", 32, 1000}), 1000);
-  // Now planned as its cap: 1,000 decode steps, past the deadline (admitted still, as only
-  // ignore_eos makes a length certain: the deadline tells).
-  const RequestId next = driver.Offer(Capped(1000, 0));
-  EXPECT_GT(driver.outcome(next).decision.decode_est_s, 4.5);
+  // Now a 400, as under ignore_eos: requests like it run past what an idle engine can do.
+  EXPECT_EQ(driver.outcome(driver.Offer(Capped(1000, 0))).decision.reason,
+            OverloadReason::kMaxTokensExceedsDeadline);
 }
 
 }  // namespace

@@ -369,6 +369,12 @@ TEST_F(TraceReplayTest, TheEmulatedLengthHeaderIsCheckedAndIgnoreEosWins) {
   const std::string body = R"({"prompt": [1, 2, 3, 4, 5, 6, 7, 8], "max_tokens": 16)";
   const HttpResponse bad = client().Post("/v1/completions", body + "}", {{header, "0"}});
   EXPECT_TRUE(server_test::IsOpenAiError(bad, 400, "invalid_emulated_output_tokens"));
+  EXPECT_TRUE(
+      server_test::IsOpenAiError(client().Post("/v1/completions", body + "}", {{header, ""}}), 400,
+                                 "invalid_emulated_output_tokens"));
+  EXPECT_TRUE(server_test::IsOpenAiError(
+      client().Post("/v1/completions", body + "}", {{header, "3"}, {header, "6"}}), 400,
+      "invalid_emulated_output_tokens"));
   const HttpResponse stopped = client().Post("/v1/completions", body + "}", {{header, "5"}});
   ASSERT_EQ(stopped.status, 200) << stopped.body;
   const json::value answer = json::parse(stopped.body);
