@@ -50,6 +50,7 @@ struct SimArgs {
   CLI::Option* stale_after_option = nullptr;
   CLI::Option* queue_option = nullptr;
   std::string json_out;
+  bool predict_ttft = false;
   bool measure_capacity = false;
   std::string check_invariants = "amortized";
   std::string profile_dir;
@@ -189,6 +190,7 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
                           : a.check_invariants == "off" ? InvariantChecks::kOff
                                                         : InvariantChecks::kAmortized;
   base.faults = sc.fleet.faults;
+  base.predict_ttft = a.predict_ttft;
   // Every router given (comma-separated) under every policy: one table, "POLICY@ROUTER".
   const std::vector<std::string> routers = SplitCommas(a.router);
   std::vector<RunSummary> runs;
@@ -332,6 +334,11 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "gateway's recent TTFT prediction errors (0: off)")
       ->check(kFiniteNonNegative & CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  sim->add_flag("--predict-ttft", args->predict_ttft,
+                "Predict each request's TTFT when it is admitted, by running the engine's "
+                "scheduler forward, and put the errors in the summary JSON "
+                "(ttft_prediction_abs_error_s, beside ttft_estimate_abs_error_s: admission's W_est "
+                "+ t_prefill)");
   sim->add_option("--json", args->json_out, "Write the run summary JSON here")
       ->check([](const std::string& s) {
         return s.empty() ? std::string("needs a file name") : std::string();

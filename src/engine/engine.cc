@@ -21,7 +21,8 @@ Engine::Engine(EngineConfig config, Seconds now, std::unique_ptr<Executor> execu
       scheduler_(config_.scheduler, &blocks_),
       executor_(executor ? std::move(executor)
                          : std::make_unique<EmulatedExecutor>(config_.profile)),
-      admission_(config_.admission, now) {}
+      admission_(config_.admission, now),
+      cost_model_(config_.profile) {}
 
 AdmissionDecision Engine::CheckFits(const EngineRequest& request) const {
   AdmissionDecision d;
@@ -145,6 +146,47 @@ void Engine::Abort(RequestId id) {
   }
   gone_.insert(id);
   scheduler_.Abort(id);
+}
+
+Seconds Engine::PredictFirstToken(RequestId id, Seconds now, Seconds horizon_s) const {
+  const Request* asked = scheduler_.Find(id);
+  if (asked == nullptr || asked->state != RequestState::kWaiting || asked->num_output_tokens > 0) {
+    return kNever;
+  }
+  BlockManager blocks = blocks_;
+  Scheduler what_if(scheduler_, &blocks);
+  const OutputLengths& lengths = admission_.output_lengths();
+  what_if.SetExpectedOutputs([&](const Request& r) {
+    return static_cast<std::int32_t>(std::ceil(lengths.Mean(QueryOf(r))));
+  });
+  StepEvents events;
+  Seconds t = now;
+  if (in_flight_) {  // the step in flight ends first
+    t = std::max(now, begin_s_ + account_.duration_s);
+    what_if.OnStepDone(result_, t, &events);
+  }
+  while (t - now <= horizon_s) {
+    events.clear();
+    const StepPlan& plan = what_if.Step(t, &events);
+    if (plan.empty()) {
+      return kNever;
+    }
+    StepResult result;  // the modelled step: its time, a placeholder token per sample
+    result.duration_s = cost_model_.StepTime(plan);
+    for (const ScheduledSeq& s : plan.seqs) {
+      if (s.samples_token) {
+        result.token_ids.push_back(0);
+      }
+    }
+    t += result.duration_s;
+    what_if.OnStepDone(result, t, &events);
+    for (const TokenEvent& token : events.tokens) {
+      if (token.id == id) {
+        return t - now;
+      }
+    }
+  }
+  return kNever;
 }
 
 void Engine::AbortAtDeadline(RequestId id) {

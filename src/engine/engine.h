@@ -27,6 +27,7 @@
 
 #include "admission/admission.h"
 #include "engine/engine_config.h"
+#include "executor/cost_model.h"
 #include "executor/executor.h"
 #include "kv/block_manager.h"
 #include "sched/scheduler.h"
@@ -80,6 +81,14 @@ class Engine {
   /// Ends the step in flight at `now`. Its measured duration is now - the BeginStep time (a
   /// driver in virtual time that ends it at exactly begin + duration_s gets duration_s).
   void EndStep(Seconds now);
+
+  /// When the waiting request `id` will see its first token, seconds after `now`, predicted by
+  /// stepping a copy of the scheduler and the KV blocks forward with the profile's modelled
+  /// step times (the step in flight first, at its own end), every live request generating the
+  /// mean output length admission has learned for it (OutputLengths::Mean; at least one more
+  /// token than it has). kNever when `id` is not waiting, or gets no token within
+  /// `horizon_s`. Const: the engine is untouched. O(steps x batch + live requests).
+  Seconds PredictFirstToken(RequestId id, Seconds now, Seconds horizon_s) const;
 
   /// Events of the last BeginStep or EndStep.
   const StepEvents& events() const { return events_; }
@@ -137,6 +146,7 @@ class Engine {
   Scheduler scheduler_;
   std::unique_ptr<Executor> executor_;
   AdmissionController admission_;
+  CostModel cost_model_;  // PredictFirstToken's step times
   StepEvents events_;
   StepResult result_;
   StepAccount account_;

@@ -231,6 +231,8 @@ RunSummary RunRecorder::Finish(double duration_s, double makespan_s) {
   s_.itl_s = itl_.Summary();
   s_.queue_time_s = Summarize(queue_time_);
   s_.prefill_time_s = Summarize(prefill_time_);
+  s_.ttft_prediction_abs_error_s = Summarize(prediction_error_);
+  s_.ttft_estimate_abs_error_s = Summarize(estimate_error_);
   s_.retry_after = CheckRetryAfter(queue_spans_, retry_afters_);
   for (std::size_t i = 0; i < s_.phases.size(); ++i) {
     PhaseSummary& p = s_.phases[i];

@@ -4,6 +4,7 @@
 // to a LogHistogram. Not thread-safe.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -59,6 +60,12 @@ class RunRecorder {
     queue_time_.push_back(queue_s);
     prefill_time_.push_back(prefill_s);
   }
+  /// A request's TTFT as predicted at admission (`predicted_s`, the engine's forward
+  /// prediction) and as admission estimated it (`estimated_s`), against the TTFT it got.
+  void OnTtftPrediction(Seconds predicted_s, Seconds estimated_s, Seconds actual_s) {
+    prediction_error_.push_back(std::abs(predicted_s - actual_s));
+    estimate_error_.push_back(std::abs(estimated_s - actual_s));
+  }
   void OnEngineStep(Seconds busy_s, Seconds wasted_s, std::int32_t prefill_tokens);
   /// An admitted request's stay in waiting queue `queue` (retry_after_check.h, QueueSpan):
   /// from its admission until its first prefill, drop or abort, seconds.
@@ -103,6 +110,8 @@ class RunRecorder {
   std::vector<double> e2e_;
   std::vector<double> queue_time_;
   std::vector<double> prefill_time_;
+  std::vector<double> prediction_error_;
+  std::vector<double> estimate_error_;
   std::vector<std::vector<double>> phase_ttft_;
   std::vector<QueueSpan> queue_spans_;
   std::vector<RetryAfterSample> retry_afters_;

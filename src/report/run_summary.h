@@ -149,6 +149,12 @@ struct RunSummary {
   Percentiles e2e_objective_s;
   Percentiles queue_time_s;    ///< engine side: arrival to first scheduled (vLLM queue time)
   Percentiles prefill_time_s;  ///< engine side: first scheduled to first token
+  /// The TTFT predicted for each request admitted at its arrival, against the TTFT it got
+  /// (those that got a first token; the simulator only, count 0 elsewhere), absolute errors in
+  /// seconds: of the engine's forward prediction (Engine::PredictFirstToken), and of the
+  /// estimate admission decided on, W_est + t_prefill (AdmissionDecision).
+  Percentiles ttft_prediction_abs_error_s;
+  Percentiles ttft_estimate_abs_error_s;
 
   /// The admission controller's estimates at the end of the run (engine 0), for checking
   /// them against what the run measured: mu_hat, prefill throughput beside decodes, step time.

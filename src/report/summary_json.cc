@@ -135,6 +135,8 @@ json::object ToValue(const RunSummary& s) {
   o["e2e_s"] = PercentilesJson(s.e2e_s);
   o["queue_time_s"] = PercentilesJson(s.queue_time_s);
   o["prefill_time_s"] = PercentilesJson(s.prefill_time_s);
+  o["ttft_prediction_abs_error_s"] = PercentilesJson(s.ttft_prediction_abs_error_s);
+  o["ttft_estimate_abs_error_s"] = PercentilesJson(s.ttft_estimate_abs_error_s);
   o["estimates"] = json::object{{"service_rate_rps", s.est_service_rate_rps},
                                 {"prefill_tokens_per_s", s.est_prefill_tokens_per_s},
                                 {"step_time_s", s.est_step_time_s}};

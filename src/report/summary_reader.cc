@@ -228,6 +228,9 @@ void ReadLatencies(const Fields& run, RunSummary* s) {
   s->e2e_s = ReadPercentiles(run, "e2e_s", Need::kRequired);
   s->queue_time_s = ReadPercentiles(run, "queue_time_s", Need::kOptional);
   s->prefill_time_s = ReadPercentiles(run, "prefill_time_s", Need::kOptional);
+  s->ttft_prediction_abs_error_s =
+      ReadPercentiles(run, "ttft_prediction_abs_error_s", Need::kOptional);
+  s->ttft_estimate_abs_error_s = ReadPercentiles(run, "ttft_estimate_abs_error_s", Need::kOptional);
 }
 
 void ReadHistogram(const Fields& run, RunSummary* s) {

@@ -52,6 +52,36 @@ void Scheduler::Submit(const RequestSpec& spec) {
   EnqueueWaiting(&r);
 }
 
+Scheduler::Scheduler(const Scheduler& other, BlockManager* blocks)
+    : config_(other.config_),
+      blocks_(blocks),
+      requests_(other.requests_),
+      waiting_(other.waiting_),
+      deadlines_(other.deadlines_),
+      plan_(other.plan_),
+      budget_tokens_(other.budget_tokens_),
+      long_prefills_planned_(other.long_prefills_planned_),
+      waiting_prompt_tokens_(other.waiting_prompt_tokens_),
+      running_prefill_tokens_(other.running_prefill_tokens_),
+      long_waiting_tokens_(other.long_waiting_tokens_),
+      long_running_prefill_tokens_(other.long_running_prefill_tokens_),
+      num_preemptions_total_(other.num_preemptions_total_),
+      num_recomputed_tokens_total_(other.num_recomputed_tokens_total_),
+      now_(other.now_) {
+  SPILLWAY_CHECK(blocks_ != nullptr);
+  const auto remap = [this](const std::vector<Request*>& from) {
+    std::vector<Request*> to;
+    to.reserve(from.size());
+    for (const Request* r : from) {
+      to.push_back(&requests_.at(r->spec.id));
+    }
+    return to;
+  };
+  running_ = remap(other.running_);
+  pending_finish_ = remap(other.pending_finish_);
+  planned_ = remap(other.planned_);
+}
+
 void Scheduler::EnqueueWaiting(Request* r) {
   waiting_.emplace(r->queue_key, r->spec.id);
   CountWaiting(*r, +1);

@@ -35,6 +35,7 @@
 // holds blocks; allocated blocks == sum of running tables; running <= max_num_seqs; counters
 // match the queues. Not thread-safe; no clock, no I/O.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -145,6 +146,23 @@ class Scheduler {
  public:
   /// `blocks` must outlive the scheduler; the scheduler is its only user.
   Scheduler(SchedulerConfig config, BlockManager* blocks);
+  /// A copy of `other`'s state over `blocks` (a copy of other's BlockManager): a what-if
+  /// scheduler that can be stepped forward without touching the original (a step in flight
+  /// stays in flight: OnStepDone ends it). O(live requests).
+  Scheduler(const Scheduler& other, BlockManager* blocks);
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// For what-if copies: sets every live request's max output to `expected(request)` (at
+  /// least one more than it has generated) and drops its emulated EOS, so that it finishes
+  /// where it is expected to.
+  template <typename Fn>
+  void SetExpectedOutputs(Fn expected) {
+    for (auto& [id, r] : requests_) {
+      r.spec.max_output_tokens = std::max(r.num_output_tokens + 1, expected(r));
+      r.spec.emulated_output_tokens = 0;
+    }
+  }
 
   const SchedulerConfig& config() const { return config_; }
 

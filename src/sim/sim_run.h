@@ -62,7 +62,11 @@ struct Attempt {
   bool at_gateway = false;  // waiting in the gateway's queue: no replica has it yet
   Seconds forwarded_s = 0;  // when the gateway sent it to its replica (after any wait)
   Seconds predicted_ttft_s = 0;  // the gateway's prediction for it there (0: none)
-  std::string cache_key = {};    // its answer goes into the gateway's cache when it completes
+  // Admitted at its arrival: the engine's forward prediction of its TTFT and admission's
+  // estimate (kNever: none), checked at its first token.
+  Seconds engine_predicted_ttft_s = kNever;
+  Seconds admission_estimated_ttft_s = kNever;
+  std::string cache_key = {};  // its answer goes into the gateway's cache when it completes
 };
 
 struct Logical {

@@ -44,6 +44,10 @@ void Sim::OnStepDone(std::uint32_t r, Seconds now) {
     }
     if (a.first_token_s == kNever) {
       a.first_token_s = now;
+      if (a.engine_predicted_ttft_s != kNever && std::isfinite(a.admission_estimated_ttft_s)) {
+        recorder_.OnTtftPrediction(a.engine_predicted_ttft_s, a.admission_estimated_ttft_s,
+                                   now - a.forwarded_s);
+      }
       if (gateway_.has_value()) {
         gateway_->OnFirstToken(r, arrivals_[logical_[a.logical].arrival].prompt_tokens,
                                now - a.forwarded_s, a.alone, a.predicted_ttft_s);

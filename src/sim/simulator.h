@@ -89,7 +89,15 @@ struct SimOptions {
   std::optional<SimGateway> gateway;
   /// Endpoint faults (workload/fleet.h): replicas killed, drained, their metrics stale, slowed.
   std::vector<FleetFault> faults;
+  /// Predict each request's TTFT when it is admitted at its arrival (Engine::PredictFirstToken,
+  /// within kTtftPredictionHorizonS) and report the errors (RunSummary::
+  /// ttft_prediction_abs_error_s). Costs a forward run of the scheduler per admission.
+  bool predict_ttft = false;
 };
+
+/// How far ahead a TTFT prediction looks, seconds: a request predicted to wait longer is not
+/// counted.
+inline constexpr Seconds kTtftPredictionHorizonS = 10;
 
 /// Runs `scenario` under `config` and returns its summary (source "sim").
 RunSummary Simulate(const Scenario& scenario, const RunConfig& config, const SimOptions& options);

@@ -13,24 +13,12 @@ namespace {
 
 using enginetest::EngineDriver;
 
-config::EngineSettings Seed() {
-  config::EngineSettings s;
-  s.profile = "seed-a100-7b";
-  s.policy = "predictive";
-  return s;
-}
-
 EngineRequest Capped(std::int32_t max_tokens, std::int32_t hidden, bool ignore_eos = false) {
-  EngineRequest r;
-  r.prompt_tokens = 32;
-  r.max_tokens = max_tokens;
-  r.ignore_eos = ignore_eos;
-  r.emulated_output_tokens = hidden;
-  return r;
+  return enginetest::Ask(32, max_tokens, ignore_eos, hidden);
 }
 
 TEST(EmulatedEosTest, ARequestStopsAtItsHiddenLengthWithFinishReasonStop) {
-  EngineDriver driver(enginetest::Resolve(Seed()));
+  EngineDriver driver(enginetest::Resolve(enginetest::Seed("predictive")));
   const RequestId eos = driver.Offer(Capped(256, 40));
   const RequestId capped = driver.Offer(Capped(64, 400));  // the cap comes first
   const RequestId none = driver.Offer(Capped(50, 0));      // no hidden length: runs to its cap
@@ -46,7 +34,7 @@ TEST(EmulatedEosTest, ARequestStopsAtItsHiddenLengthWithFinishReasonStop) {
 }
 
 TEST(EmulatedEosTest, IgnoreEosRunsToMaxTokens) {
-  EngineDriver driver(enginetest::Resolve(Seed()));
+  EngineDriver driver(enginetest::Resolve(enginetest::Seed("predictive")));
   const RequestId id = driver.Offer(Capped(100, 10, /*ignore_eos=*/true));
   driver.RunToIdle(30);
   EXPECT_EQ(driver.outcome(id).finish_reason, FinishReason::kLength);
@@ -54,7 +42,7 @@ TEST(EmulatedEosTest, IgnoreEosRunsToMaxTokens) {
 }
 
 TEST(EmulatedEosTest, AdmissionLearnsTheLengthsThatFinishedNotTheHiddenOnes) {
-  EngineDriver driver(enginetest::Resolve(Seed()));
+  EngineDriver driver(enginetest::Resolve(enginetest::Seed("predictive")));
   const AdmissionController& admission = driver.engine().admission();
   for (int i = 0; i < 20; ++i) {
     driver.Offer(Capped(256, 64));
@@ -70,7 +58,7 @@ TEST(EmulatedEosTest, ACapLongerThanTheDeadlineAllowsIsServedWhileTheModelStopsE
   // seed-a100-7b decodes at about 16 ms a step alone: 1,000 tokens take 16 s, past the 4.5 s
   // request deadline. Under ignore_eos that is certain (400); without, the model is seen to
   // stop near 100 tokens, and the request is admitted and served.
-  EngineDriver driver(enginetest::Resolve(Seed()));
+  EngineDriver driver(enginetest::Resolve(enginetest::Seed("predictive")));
   EXPECT_EQ(driver.outcome(driver.Offer(Capped(1000, 100, /*ignore_eos=*/true))).decision.reason,
             OverloadReason::kMaxTokensExceedsDeadline);
   for (int i = 0; i < 20; ++i) {
@@ -84,7 +72,7 @@ TEST(EmulatedEosTest, ACapLongerThanTheDeadlineAllowsIsServedWhileTheModelStopsE
 }
 
 TEST(EmulatedEosTest, ARequestStillGeneratingAtTheDeadlineTeachesThatItsCapRunsLong) {
-  EngineDriver driver(enginetest::Resolve(Seed()));
+  EngineDriver driver(enginetest::Resolve(enginetest::Seed("predictive")));
   std::vector<RequestId> ids;
   for (int i = 0; i < 16; ++i) {
     ids.push_back(driver.Offer(Capped(1000, 0)));  // no EOS: runs to its cap

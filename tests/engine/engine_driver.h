@@ -32,6 +32,26 @@ inline config::EngineSettings TightKvPool(const char* policy) {
   return s;
 }
 
+/// seed-a100-7b (the lesson's reference engine) under `policy`, the rest defaults.
+inline config::EngineSettings Seed(const char* policy) {
+  config::EngineSettings s;
+  s.profile = "seed-a100-7b";
+  s.policy = policy;
+  return s;
+}
+
+/// A request of `prompt_tokens` asking for `max_tokens`: exactly that many under `ignore_eos`,
+/// else until the emulated model's EOS after `emulated_output_tokens` (0: none).
+inline EngineRequest Ask(std::int32_t prompt_tokens, std::int32_t max_tokens, bool ignore_eos,
+                         std::int32_t emulated_output_tokens = 0) {
+  EngineRequest r;
+  r.prompt_tokens = prompt_tokens;
+  r.max_tokens = max_tokens;
+  r.ignore_eos = ignore_eos;
+  r.emulated_output_tokens = emulated_output_tokens;
+  return r;
+}
+
 /// What became of one offered request.
 struct Outcome {
   AdmissionDecision decision;  ///< at Offer
