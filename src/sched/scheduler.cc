@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "core/check.h"
 
@@ -471,16 +472,16 @@ void Scheduler::OnStepDone(const StepResult& result, Seconds now, StepEvents* ev
   for (Request* r : finishing_) {
     r->pending_finish = FinishReason::kNone;
   }
-  pending_finish_.erase(std::remove_if(pending_finish_.begin(), pending_finish_.end(),
-                                       [this](Request* r) {
-                                         return std::find(finishing_.begin(), finishing_.end(),
-                                                          r) != finishing_.end();
-                                       }),
+  std::sort(finishing_.begin(), finishing_.end(), std::less<Request*>());
+  const auto finishing = [this](Request* r) {
+    return std::binary_search(finishing_.begin(), finishing_.end(), r, std::less<Request*>());
+  };
+  pending_finish_.erase(std::remove_if(pending_finish_.begin(), pending_finish_.end(), finishing),
                         pending_finish_.end());
   std::vector<Request*> keep;
   keep.reserve(running_.size());
   for (Request* r : running_) {
-    if (std::find(finishing_.begin(), finishing_.end(), r) == finishing_.end()) {
+    if (!finishing(r)) {
       keep.push_back(r);
       continue;
     }
