@@ -39,7 +39,7 @@ source scripts/serve_lib.sh  # (the working directory is the repository root)
 live_burst() {
   local dir=$1 suffix=${2:-} policy
   live_runs=()
-  for policy in unbounded tail-drop predictive; do
+  for policy in unbounded tail-drop predictive forecast; do
     printf '   %-11s ' "$policy:"
     start_server "$dir/serve-$policy.log" --policy "$policy"
     $bin bench --target "$url" --scenario scenarios/seed-burst-short.yaml \
@@ -49,7 +49,7 @@ live_burst() {
     echo "done ($dir/bench-$policy.txt)"
     live_runs+=("$dir/live-$policy.json")
   done
-  # The fourth column: the same arrivals against the 7B engine behind the gateway, with a 1B
+  # The fifth column: the same arrivals against the 7B engine behind the gateway, with a 1B
   # fallback pool (the model cascade).
   printf '   %-11s ' "cascade:"
   $bin fleet --scenario scenarios/fleet/seed-burst-cascade-short.yaml --policy predictive \
@@ -68,7 +68,7 @@ if [ "${1:-}" = "--burst-runs" ]; then
     mkdir -p "$out/burst-runs/$k"
     live_burst "$out/burst-runs/$k" "#$k"
   done
-  for policy in unbounded tail-drop predictive cascade; do
+  for policy in unbounded tail-drop predictive forecast cascade; do
     say "$policy, $runs runs"
     files=()
     for k in $(seq 1 "$runs"); do
@@ -86,9 +86,9 @@ $bin sim --scenario scenarios/seed-burst.yaml --measure-capacity | tail -1
 
 say "2. The reference burst, live: 8 req/s for 10 s, 30 req/s for 40 s, 8 req/s for 10 s"
 cat <<'TXT'
-   Three times: `spillway serve --policy P` (emulated engine, the lesson's 4.5 s gateway
+   Four times: `spillway serve --policy P` (emulated engine, the lesson's 4.5 s gateway
    deadline) and `spillway bench` replaying scenarios/seed-burst-short.yaml against it, about
-   a minute each; then a fourth with a 1B fallback engine behind `spillway gateway`. Clients give up after 2 s without a first token. Goodput = completed within
+   a minute each; then a fifth with a 1B fallback engine behind `spillway gateway`. Clients give up after 2 s without a first token. Goodput = completed within
    TTFT 1 s and TPOT 35 ms, measured at the client (vLLM bench --goodput).
 TXT
 live_burst "$out"
@@ -104,6 +104,10 @@ cat <<'TXT'
                token within the SLO is refused at once (429 + Retry-After), and one that
                could not finish before the 4.5 s gateway deadline too (deadline_unreachable):
                the engine spends its time on requests that will be good.
+   forecast:   predictive, but each request's first token is forecast by stepping a copy of
+               the engine forward (its batch, KV blocks, prefill budget and the queue ahead),
+               with a margin from the forecasts' measured errors: what is admitted starts in
+               time, so nothing is dropped at the queue head after a wait.
    cascade:    the same predictive engine behind `spillway gateway`, with a Llama-3.2-1B
                engine as its fallback (the lesson's model cascade, 7B -> 1B): what the 7B
                refuses for load is served by the 1B (X-Degraded: cascade) instead of refused.
@@ -112,7 +116,7 @@ TXT
 
 say "3. The simulator on the same scenario (virtual time, the same engine and admission code)"
 echo "   The same rows as the live table, for scenarios/seed-burst-short.yaml (README.md shows both)."
-$bin sim --scenario scenarios/seed-burst-short.yaml --compare unbounded,tail-drop,predictive \
+$bin sim --scenario scenarios/seed-burst-short.yaml --compare unbounded,tail-drop,predictive,forecast \
   --json "$out/sim-seed-burst-short.json" | sed 's/^/   /'
 echo "   (The simulator measures engine time exactly; live, bench reads it from the server's /metrics.)"
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include "admission/admission.h"
 #include "cli_checks.h"
 
 #include "child_process.h"
@@ -343,9 +344,10 @@ void AddFleetCommand(CLI::App& app, int* exit_code) {
                   "the scenario's fleet.router, else gateway]")
       ->check(CLI::IsMember({"gateway", "round-robin", "least-requests", "llm-d"}));
   cmd->add_option("--policy", a->policy,
-                  "The engines' admission: unbounded, tail-drop, predictive [default: the "
-                  "scenario's]")
-      ->check(CLI::IsMember({"unbounded", "tail-drop", "predictive"}));
+                  "The engines' admission: unbounded, tail-drop, predictive, forecast [default: "
+                  "the scenario's]")
+      ->check(CLI::IsMember(
+          std::vector<std::string>(kAdmissionPolicyNames.begin(), kAdmissionPolicyNames.end())));
   cmd->add_option("--policy-label", a->policy_label,
                   "Name of this run in the table and JSON [default: POLICY@ROUTER]");
   cmd->add_option("--json", a->json_out, "Write the run summary JSON here")->check(kNonEmptyPath);

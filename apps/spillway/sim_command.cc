@@ -1,6 +1,7 @@
 // `spillway sim`: the discrete-event simulator over a scenario file.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -41,7 +42,7 @@ struct SimArgs {
   std::string staleness = "fail-open";
   double stale_after_s = 1.0;
   double queue_max_wait_s = routing::WaitQueueConfig{}.max_wait_s;
-  double prediction_quantile = routing::PredictionErrorConfig{}.quantile;
+  double prediction_quantile = PredictionErrorConfig{}.quantile;
   // The fleet flags, to tell given from default (a scenario's fleet: section fills the rest).
   CLI::Option* replicas_option = nullptr;
   CLI::Option* router_option = nullptr;
@@ -171,7 +172,8 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
     AdmissionPolicy policy{};
     if (!ParseAdmissionPolicy(name, &policy)) {
       std::cerr << "spillway sim: unknown policy '" << name
-                << "' (known: unbounded, tail-drop, predictive)\n";
+                << "' (known: " << fmt::format("{}", fmt::join(kAdmissionPolicyNames, ", "))
+                << ")\n";
       return 2;
     }
     parsed.push_back(policy);
@@ -261,7 +263,8 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::ExistingFile);
   CLI::Option* policy =
       sim->add_option("--policy", args->policy,
-                      "Admission policy: unbounded, tail-drop, predictive [default: the scenario's "
+                      "Admission policy: unbounded, tail-drop, predictive, forecast [default: the "
+                      "scenario's "
                       "admission.policy, else predictive]");
   sim->add_option("--compare", args->compare,
                   "Comma-separated policies to run side by side, e.g. "

@@ -8,7 +8,8 @@ namespace spillway {
 AdmissionController::AdmissionController(AdmissionConfig config, Seconds now)
     : config_(std::move(config)),
       estimator_(config_.estimator),
-      output_lengths_(config_.output_lengths) {
+      output_lengths_(config_.output_lengths),
+      forecast_errors_(config_.forecast_errors) {
   for (const auto& [tenant, limit] : config_.tenants) {
     buckets_.emplace(tenant, TokenBucket(limit.rate_rps, limit.burst, now));
   }
@@ -217,7 +218,8 @@ AdmissionDecision AdmissionController::DecideRateLimit(const AdmissionRequest& r
 }
 
 AdmissionDecision AdmissionController::Decide(const AdmissionRequest& request,
-                                              const EngineStats& stats, Seconds now) {
+                                              const EngineStats& stats, Seconds now,
+                                              const TtftForecastFn& forecast) {
   if (draining_) {
     return DecidePolicy(request, stats, now);  // 503 draining before spending a token
   }
@@ -225,7 +227,7 @@ AdmissionDecision AdmissionController::Decide(const AdmissionRequest& request,
   if (!limited.admitted()) {
     return limited;
   }
-  AdmissionDecision d = DecidePolicy(request, stats, now);
+  AdmissionDecision d = DecidePolicy(request, stats, now, forecast);
   if (d.admitted()) {
     OnAdmitted(request, d);
     CountAdmission(request.priority, now);
@@ -250,6 +252,25 @@ void AdmissionController::CountAdmission(std::int32_t priority, Seconds now) {
   c.last_s = now;
 }
 
+std::vector<ClassRateEstimate> AdmissionController::UrgentClassRates(std::int32_t priority,
+                                                                     Seconds now) const {
+  std::vector<ClassRateEstimate> urgent;
+  if (config_.priority_aging_s <= 0) {
+    return urgent;
+  }
+  for (const auto& [cls, c] : class_rates_) {
+    if (cls >= priority) {
+      break;
+    }
+    // The decayed count over the decayed length of the time seen so far (no warm-up bias:
+    // the first seconds of a class are not read as a low rate).
+    const double tau = config_.class_rate_time_constant_s;
+    const Seconds seen_s = std::max(now - c.first_s, 1.0);
+    urgent.push_back({cls, c.CountAt(now, tau) / (tau * (1.0 - std::exp(-seen_s / tau)))});
+  }
+  return urgent;
+}
+
 Seconds AdmissionController::WithOvertakers(Seconds w, std::int32_t priority,
                                             const EngineStats& stats, Seconds now) const {
   if (config_.priority_aging_s <= 0 || !std::isfinite(w)) {
@@ -259,16 +280,8 @@ Seconds AdmissionController::WithOvertakers(Seconds w, std::int32_t priority,
   const double tps = PrefillRate(stats);
   // The admission rate of each more urgent class, requests/s, and how long it can overtake.
   std::vector<std::pair<double, Seconds>> urgent;
-  for (const auto& [cls, c] : class_rates_) {
-    if (cls >= priority) {
-      break;
-    }
-    // The decayed count over the decayed length of the time seen so far (no warm-up bias:
-    // the first seconds of a class are not read as a low rate).
-    const double tau = config_.class_rate_time_constant_s;
-    const Seconds seen_s = std::max(now - c.first_s, 1.0);
-    const double rate = c.CountAt(now, tau) / (tau * (1.0 - std::exp(-seen_s / tau)));
-    urgent.emplace_back(rate, (priority - cls) * config_.priority_aging_s);
+  for (const ClassRateEstimate& c : UrgentClassRates(priority, now)) {
+    urgent.emplace_back(c.rate_rps, (priority - c.priority) * config_.priority_aging_s);
   }
   if (urgent.empty()) {
     return w;
@@ -290,15 +303,31 @@ Seconds AdmissionController::WithOvertakers(Seconds w, std::int32_t priority,
   return total;
 }
 
+Seconds AdmissionController::ForecastTtft(const AdmissionRequest& request,
+                                          const TtftForecastFn& forecast,
+                                          AdmissionDecision* d) const {
+  const Seconds f = forecast(config_.ttft_slo_s);
+  if (!std::isfinite(f)) {
+    d->ttft_forecast_s = kNever;  // queue_delay_est_s stays W_est, for Retry-After
+    return kNever;
+  }
+  d->ttft_forecast_s = f;
+  d->ttft_margin_s = forecast_errors_.Margin(request.priority);
+  d->queue_delay_est_s = std::max(0.0, f - d->prefill_est_s);
+  return f + d->ttft_margin_s;
+}
+
 AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& request,
-                                                    const EngineStats& stats, Seconds now) const {
+                                                    const EngineStats& stats, Seconds now,
+                                                    const TtftForecastFn& forecast) const {
   AdmissionDecision d;
   d.max_output_tokens = request.max_output_tokens;
-  const bool predictive = config_.policy == AdmissionPolicy::kPredictive;
+  const bool predictive = config_.policy == AdmissionPolicy::kPredictive ||
+                          config_.policy == AdmissionPolicy::kForecast;
   d.queue_delay_est_s = WithOvertakers(QueueDelayEstimate(stats, request.prompt_tokens),
                                        request.priority, stats, now);
   d.prefill_est_s = PrefillEstimate(request.prompt_tokens, stats);
-  const Seconds retry_s = std::isfinite(d.queue_delay_est_s) ? d.queue_delay_est_s : 1.0;
+  Seconds retry_s = std::isfinite(d.queue_delay_est_s) ? d.queue_delay_est_s : 1.0;
 
   if (draining_) {
     return Reject(OverloadReason::kDraining, retry_s, d);
@@ -322,12 +351,22 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     // queue, and no retry would change that: it is refused only for the queue ahead of it
     // (admitted when nothing waits ahead), not for its own length.
     const Seconds ttft_budget_s = std::max(config_.ttft_slo_s, d.prefill_est_s);
-    const bool late = d.queue_delay_est_s + d.prefill_est_s > ttft_budget_s;
+    Seconds ttft_est_s = d.queue_delay_est_s + d.prefill_est_s;
+    const bool forecasting = config_.policy == AdmissionPolicy::kForecast && forecast &&
+                             d.prefill_est_s <= config_.ttft_slo_s;
+    if (forecasting) {
+      ttft_est_s = ForecastTtft(request, forecast, &d);
+      if (std::isfinite(ttft_est_s) && ttft_est_s > ttft_budget_s) {
+        retry_s = ttft_est_s - ttft_budget_s;  // when this forecast would meet the SLO
+      }
+    }
+    const bool late = ttft_est_s > ttft_budget_s;
     // No room for this prompt's KV beside the running requests: the scheduler would keep it
     // waiting (its whole prefill must fit, SchedulerConfig::reserve_prefill_blocks) until
     // they finish, past its queue-ingress deadline; a long prompt that fits the pool only
-    // alone was admitted and dropped at the head on every retry.
-    const Seconds kv_wait_s = KvRoomWait(request.prompt_tokens, stats);
+    // alone was admitted and dropped at the head on every retry. A forecast waits for that
+    // room itself.
+    const Seconds kv_wait_s = forecasting ? 0.0 : KvRoomWait(request.prompt_tokens, stats);
     const bool kv_full = stats.kv_usage > config_.kv_headroom || kv_wait_s > 0;
     const Seconds kv_retry_s = std::max(retry_s, kv_wait_s);
     if (late && kv_full) {
@@ -351,7 +390,7 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     const double q = config_.deadline_output_quantile;
     d.decode_est_s = step_s > 0 ? output_lengths_.Quantile(query, q) * step_s : 0.0;
     const Seconds budget_s = kDeadlineMargin * config_.request_deadline_s;
-    const Seconds slack_s = budget_s - d.queue_delay_est_s - d.prefill_est_s;
+    const Seconds slack_s = budget_s - ttft_est_s;
     const double finish_now =
         step_s > 0 ? output_lengths_.FractionAtMost(query, slack_s / step_s) : 1.0;
     if (finish_now < q) {

@@ -24,6 +24,17 @@
 //               §3.2); its output is max_tokens under ignore_eos, else a high quantile of the
 //               lengths learned from completions (output_lengths.h). Retry-After =
 //               ceil(W_est), >= 1 s.
+//   forecast    predictive, with the time to the first token forecast for this request by
+//               stepping a copy of the engine forward (Engine::ForecastFirstToken: the batch,
+//               the KV blocks, the chunked prefill budget, the queue ahead in its order, the
+//               running requests' learned output lengths) instead of W_est + t_prefill_est:
+//               429 queue_delay_exceeded when forecast + margin > TTFT SLO, the margin from
+//               the forecasts' measured error (forecast_errors.h). The forecast is run to
+//               the SLO and no further (a refusal costs one forecast to it: 17 us on the
+//               reference engine, bench/forecast_bench.cc); Retry-After is ceil(W_est)
+//               beyond it, else ceil(forecast + margin - SLO), >= 1 s. The KV check is the
+//               headroom alone (the forecast waits for room itself); prompts whose
+//               t_prefill_est exceeds the SLO are judged as under predictive.
 //               Q counts waiting requests beyond the free slots of a batch limited by
 //               max_num_seqs *and* by KV blocks; before mu_hat is measured, mu comes from a
 //               cold-start prior (slots / (mean max_tokens x modelled step time)).
@@ -37,8 +48,10 @@
 // Not thread-safe; no clock (now is passed in), no I/O.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -47,6 +60,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "admission/forecast_errors.h"
 #include "admission/output_lengths.h"
 #include "admission/service_estimator.h"
 #include "admission/token_bucket.h"
@@ -54,9 +68,13 @@
 
 namespace spillway {
 
-enum class AdmissionPolicy : std::uint8_t { kUnbounded, kTailDrop, kPredictive };
+enum class AdmissionPolicy : std::uint8_t { kUnbounded, kTailDrop, kPredictive, kForecast };
 
-/// Parses "unbounded", "tail-drop", "predictive"; returns false for anything else.
+/// The policies' names, in the order of the enum (for option checks and help texts).
+inline constexpr std::array<std::string_view, 4> kAdmissionPolicyNames = {"unbounded", "tail-drop",
+                                                                          "predictive", "forecast"};
+
+/// Parses "unbounded", "tail-drop", "predictive", "forecast"; returns false for anything else.
 bool ParseAdmissionPolicy(std::string_view name, AdmissionPolicy* out);
 std::string_view ToString(AdmissionPolicy policy);
 
@@ -160,7 +178,14 @@ struct AdmissionConfig {
   /// The deadline check plans a request's decode at this quantile of the output lengths
   /// learned for its max_tokens (its max_tokens under ignore_eos or before any are learned).
   double deadline_output_quantile = 0.9;
+  /// The forecast policy's margin, from its measured errors per class (forecast_errors.h).
+  PredictionErrorConfig forecast_errors;
 };
+
+/// The forecast policy's question to the engine: seconds from now until the request being
+/// decided would see its first token if admitted now, or kNever when not within `horizon_s`.
+/// Asked at most once per decision, after the checks that need no forecast.
+using TtftForecastFn = std::function<Seconds(Seconds horizon_s)>;
 
 /// What the driver asks about.
 struct AdmissionRequest {
@@ -172,6 +197,12 @@ struct AdmissionRequest {
   /// is unknown to admission, which expects what it learned from completions
   /// (AdmissionController::ExpectedOutput).
   bool ignore_eos = false;
+};
+
+/// A scheduling class's admission rate (priority scheduling).
+struct ClassRateEstimate {
+  std::int32_t priority = 0;
+  double rate_rps = 0;  ///< admissions per second, exponentially weighted
 };
 
 /// What admission decided. A refusal is one of three kinds, each following from its reason
@@ -200,6 +231,10 @@ struct AdmissionDecision {
   /// The output tokens planned against the request deadline x step time (predictive with a
   /// request deadline).
   Seconds decode_est_s = 0;
+  /// Forecast policy: the forecast TTFT (with the time of the overtakers expected under
+  /// priority scheduling), seconds, kNever beyond the horizon; -1 when none was made.
+  Seconds ttft_forecast_s = -1;
+  Seconds ttft_margin_s = 0;  ///< the margin added to it (ForecastErrors::Margin)
   bool admitted() const { return verdict == Verdict::kAdmit || verdict == Verdict::kDegrade; }
 };
 
@@ -208,8 +243,10 @@ class AdmissionController {
   /// `now` starts the tenants' token buckets.
   AdmissionController(AdmissionConfig config, Seconds now);
 
-  /// The full decision: draining, the tenant's token bucket, then the policy.
-  AdmissionDecision Decide(const AdmissionRequest& request, const EngineStats& stats, Seconds now);
+  /// The full decision: draining, the tenant's token bucket, then the policy. `forecast` is
+  /// read by the forecast policy alone (without it, that policy decides as predictive).
+  AdmissionDecision Decide(const AdmissionRequest& request, const EngineStats& stats, Seconds now,
+                           const TtftForecastFn& forecast = {});
 
   /// The tenant's token bucket alone: 429 rate_limited, or admitted. Lets a driver with
   /// several engines keep one set of buckets in front of per-engine policies.
@@ -217,7 +254,15 @@ class AdmissionController {
 
   /// Everything but the token buckets.
   AdmissionDecision DecidePolicy(const AdmissionRequest& request, const EngineStats& stats,
-                                 Seconds now) const;
+                                 Seconds now, const TtftForecastFn& forecast = {}) const;
+
+  /// A request of class `priority` admitted with a forecast of `forecast_s` saw its first
+  /// token `actual_s` after its arrival, or was dropped at the queue head then: the
+  /// forecast's error, for its margin.
+  void OnForecastObserved(std::int32_t priority, Seconds forecast_s, Seconds actual_s) {
+    forecast_errors_.Observe(priority, forecast_s, actual_s);
+  }
+  const ForecastErrors& forecast_errors() const { return forecast_errors_; }
 
   /// Feeds the service-rate estimator with one finished engine step.
   void OnStep(const StepSample& sample) { estimator_.OnStep(sample); }
@@ -294,6 +339,16 @@ class AdmissionController {
   /// and the modelled step time (0 before any request was admitted).
   double ServiceRateEstimate(const EngineStats& stats) const;
 
+  /// Under priority scheduling (AdmissionConfig::priority_aging_s > 0), the admission rate of
+  /// each class more urgent than `priority` at `now`, most urgent first (exponentially
+  /// weighted, time constant class_rate_time_constant_s): the requests expected to overtake
+  /// one of `priority` while it waits. Empty under FCFS.
+  std::vector<ClassRateEstimate> UrgentClassRates(std::int32_t priority, Seconds now) const;
+  /// Running means of the admitted requests' prompt and expected output tokens (0 before
+  /// any was admitted).
+  double mean_prompt_tokens() const { return mean_prompt_tokens_; }
+  double mean_output_tokens() const { return mean_output_tokens_; }
+
   const AdmissionConfig& config() const { return config_; }
   const ServiceEstimator& estimator() const { return estimator_; }
 
@@ -311,6 +366,7 @@ class AdmissionController {
   AdmissionConfig config_;
   ServiceEstimator estimator_;
   OutputLengths output_lengths_;
+  ForecastErrors forecast_errors_;
   struct StringHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
@@ -321,6 +377,12 @@ class AdmissionController {
   /// expected to overtake it (AdmissionConfig::priority_aging_s); `w` itself when none.
   Seconds WithOvertakers(Seconds w, std::int32_t priority, const EngineStats& stats,
                          Seconds now) const;
+  /// The forecast policy's TTFT for `request` (the overtakers are in the forecast): sets d's
+  /// ttft_forecast_s, ttft_margin_s and queue_delay_est_s (forecast - t_prefill_est, or W_est
+  /// beyond the horizon); returns the TTFT to plan with (forecast + margin; kNever beyond the
+  /// horizon).
+  Seconds ForecastTtft(const AdmissionRequest& request, const TtftForecastFn& forecast,
+                       AdmissionDecision* d) const;
   void CountAdmission(std::int32_t priority, Seconds now);
   /// prefill_tokens_per_s_by_decodes at `decodes` (interpolated, clamped to the table; the
   /// table is not empty).

@@ -12,6 +12,8 @@ bool ParseAdmissionPolicy(std::string_view name, AdmissionPolicy* out) {
     *out = AdmissionPolicy::kTailDrop;
   } else if (name == "predictive") {
     *out = AdmissionPolicy::kPredictive;
+  } else if (name == "forecast") {
+    *out = AdmissionPolicy::kForecast;
   } else {
     return false;
   }
@@ -26,6 +28,8 @@ std::string_view ToString(AdmissionPolicy policy) {
       return "tail-drop";
     case AdmissionPolicy::kPredictive:
       return "predictive";
+    case AdmissionPolicy::kForecast:
+      return "forecast";
   }
   return "unknown";
 }
@@ -35,6 +39,7 @@ std::int32_t DefaultMaxNumQueuedReqs(AdmissionPolicy policy) {
     case AdmissionPolicy::kTailDrop:
       return kTailDropDefaultQueuedReqs;
     case AdmissionPolicy::kPredictive:
+    case AdmissionPolicy::kForecast:
       return kPredictiveSafetyQueuedReqs;
     case AdmissionPolicy::kUnbounded:
       return 0;

@@ -92,7 +92,8 @@ std::vector<SettingSpec> BuildSpecs() {
       Bool("engine", "propagate_cancellation", &S::propagate_cancellation, "",
            "Abort a request at the next iteration when its client leaves",
            "--no-cancel-propagation"),
-      Choice("admission", "policy", &S::policy, {"unbounded", "tail-drop", "predictive"},
+      Choice("admission", "policy", &S::policy,
+             {"unbounded", "tail-drop", "predictive", "forecast"},  // kAdmissionPolicyNames
              "Admission policy"),
       Seconds("admission", "ttft_slo_s", &S::ttft_slo_s, "the scenario's slo.ttft_s, else 1",
               "TTFT SLO predictive admission keeps, seconds"),

@@ -36,7 +36,7 @@ struct EngineSettings {
   std::optional<std::int64_t> max_model_len;
   std::optional<bool> propagate_cancellation;
   // admission:
-  std::optional<std::string> policy;  ///< "unbounded", "tail-drop" or "predictive"
+  std::optional<std::string> policy;  ///< "unbounded", "tail-drop", "predictive", "forecast"
   std::optional<double> ttft_slo_s;
   std::optional<double> tpot_slo_s;
   std::optional<double> kv_headroom;

@@ -8,6 +8,13 @@
 namespace spillway {
 namespace {
 
+// The id of the request being admitted in a forecast's what-if copy (never a live id: drivers
+// number requests from 0 upwards; the largest id is BlockManager::kFree).
+constexpr RequestId kProbeId = ~RequestId{0} - 1;
+// A forecast's expected arrivals of more urgent classes take the ids below it; at most this
+// many per class.
+constexpr std::int64_t kMaxOvertakers = 4096;
+
 // What admission saw of a request, as admitted.
 OutputQuery QueryOf(const Request& r) {
   return {r.spec.max_output_tokens, r.spec.prompt_tokens, r.spec.ignore_eos};
@@ -44,12 +51,19 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   if (const AdmissionDecision fits = CheckFits(request); !fits.admitted()) {
     return fits;
   }
+  const TtftForecastFn forecast = [&](Seconds horizon_s) {
+    return MemoForecast(request, now, horizon_s);
+  };
   const AdmissionDecision d =
       admission_.Decide(AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens,
                                          request.priority, request.ignore_eos},
-                        scheduler_.StatsAhead(request.priority, now), now);
+                        scheduler_.StatsAhead(request.priority, now), now, forecast);
   if (!d.admitted()) {
     return d;
+  }
+  forecast_memo_.clear();  // the queue changes
+  if (d.ttft_forecast_s >= 0 && std::isfinite(d.ttft_forecast_s)) {
+    forecasts_[id] = Forecast{now, d.ttft_forecast_s, request.priority};
   }
   RequestSpec spec;
   spec.id = id;
@@ -64,10 +78,29 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   return d;
 }
 
+Seconds Engine::MemoForecast(const EngineRequest& request, Seconds now, Seconds horizon_s) {
+  if (now != forecast_memo_now_ || forecast_memo_.size() >= kMaxForecastMemo) {
+    forecast_memo_.clear();
+    forecast_memo_now_ = now;
+  }
+  for (const ForecastMemo& m : forecast_memo_) {
+    if (m.prompt_tokens == request.prompt_tokens && m.max_tokens == request.max_tokens &&
+        m.priority == request.priority && m.horizon_s == horizon_s) {
+      return m.forecast_s;
+    }
+  }
+  const Seconds f = ForecastFirstToken(request, now, horizon_s);
+  forecast_memo_.push_back(
+      {request.prompt_tokens, request.max_tokens, request.priority, horizon_s, f});
+  return f;
+}
+
 const StepPlan& Engine::BeginStep(Seconds now) {
+  forecast_memo_.clear();
   ForgetFinished();
   events_.clear();
   const StepPlan& plan = scheduler_.Step(now, &events_);
+  ObserveForecasts(now);
   for (const Request& r : events_.finished) {
     if (r.finish_reason == FinishReason::kStop) {  // a stop string the driver matched
       admission_.OnFinished(QueryOf(r), r.num_output_tokens);
@@ -101,10 +134,12 @@ const StepPlan& Engine::BeginStep(Seconds now) {
 }
 
 void Engine::EndStep(Seconds now) {
+  forecast_memo_.clear();
   in_flight_ = false;
   ForgetFinished();
   events_.clear();
   scheduler_.OnStepDone(result_, now, &events_);
+  ObserveForecasts(now);
   std::int32_t completions = 0;
   for (const Request& r : events_.finished) {
     if (r.finish_reason == FinishReason::kLength || r.finish_reason == FinishReason::kStop) {
@@ -121,6 +156,31 @@ void Engine::EndStep(Seconds now) {
                                completions, saturated_, budget_full});
 }
 
+void Engine::ObserveForecasts(Seconds now) {
+  if (forecasts_.empty()) {
+    return;
+  }
+  for (const TokenEvent& token : events_.tokens) {
+    if (token.index != 0) {
+      continue;
+    }
+    if (auto it = forecasts_.find(token.id); it != forecasts_.end()) {
+      admission_.OnForecastObserved(it->second.priority, it->second.ttft_s,
+                                    now - it->second.arrival_s);
+      forecasts_.erase(it);
+    }
+  }
+  for (const Request& r : events_.finished) {
+    if (auto it = forecasts_.find(r.spec.id); it != forecasts_.end()) {
+      if (r.finish_reason == FinishReason::kDeadline) {  // waited at least this long
+        admission_.OnForecastObserved(it->second.priority, it->second.ttft_s,
+                                      now - it->second.arrival_s);
+      }
+      forecasts_.erase(it);
+    }
+  }
+}
+
 void Engine::ForgetFinished() {
   if (gone_.empty()) {
     return;
@@ -134,6 +194,7 @@ void Engine::ClientGone(RequestId id) {
   if (scheduler_.Find(id) == nullptr) {
     return;
   }
+  forecast_memo_.clear();
   gone_.insert(id);
   if (config_.propagate_cancellation) {
     scheduler_.Abort(id);
@@ -144,8 +205,16 @@ void Engine::Abort(RequestId id) {
   if (scheduler_.Find(id) == nullptr) {
     return;
   }
+  forecast_memo_.clear();
   gone_.insert(id);
   scheduler_.Abort(id);
+}
+
+void Engine::ExpectLearnedOutputs(Scheduler* what_if) const {
+  const OutputLengths& lengths = admission_.output_lengths();
+  what_if->SetExpectedOutputs([&](const Request& r) {
+    return static_cast<std::int32_t>(std::ceil(lengths.Mean(QueryOf(r))));
+  });
 }
 
 Seconds Engine::PredictFirstToken(RequestId id, Seconds now, Seconds horizon_s) const {
@@ -155,36 +224,87 @@ Seconds Engine::PredictFirstToken(RequestId id, Seconds now, Seconds horizon_s) 
   }
   BlockManager blocks = blocks_;
   Scheduler what_if(scheduler_, &blocks);
-  const OutputLengths& lengths = admission_.output_lengths();
-  what_if.SetExpectedOutputs([&](const Request& r) {
-    return static_cast<std::int32_t>(std::ceil(lengths.Mean(QueryOf(r))));
-  });
+  ExpectLearnedOutputs(&what_if);
+  return StepToFirstToken(&what_if, id, now, horizon_s);
+}
+
+Seconds Engine::ForecastFirstToken(const EngineRequest& request, Seconds now,
+                                   Seconds horizon_s) const {
+  BlockManager blocks = blocks_;
+  Scheduler what_if(scheduler_, &blocks);
+  ExpectLearnedOutputs(&what_if);
+  RequestSpec probe;
+  probe.id = kProbeId;
+  probe.prompt_tokens = request.prompt_tokens;
+  probe.max_output_tokens = std::max(1, request.max_tokens);
+  probe.priority = request.priority;
+  probe.arrival_s = now;
+  probe.ignore_eos = true;  // its own length does not delay its first token
+  what_if.Submit(probe);
+  return StepToFirstToken(&what_if, kProbeId, now, horizon_s,
+                          admission_.UrgentClassRates(request.priority, now));
+}
+
+Seconds Engine::StepToFirstToken(Scheduler* what_if, RequestId id, Seconds now, Seconds horizon_s,
+                                 const std::vector<ClassRateEstimate>& overtakers) const {
   StepEvents events;
   Seconds t = now;
   if (in_flight_) {  // the step in flight ends first
     t = std::max(now, begin_s_ + account_.duration_s);
-    what_if.OnStepDone(result_, t, &events);
+    what_if->OnStepDone(result_, t, &events);
   }
+  std::vector<std::int64_t> arrived(overtakers.size(), 0);
+  RequestId next_id = kProbeId;
+  RequestSpec expected;  // an overtaker: the mean admitted request
+  expected.prompt_tokens = std::max(1, static_cast<std::int32_t>(admission_.mean_prompt_tokens()));
+  expected.max_output_tokens =
+      std::max(1, static_cast<std::int32_t>(std::ceil(admission_.mean_output_tokens())));
+  expected.ignore_eos = true;
+  // The server's request deadline aborts what is still live then (AbortAtDeadline).
+  std::vector<std::pair<Seconds, RequestId>> deadlines;
+  if (const Seconds limit_s = config_.admission.request_deadline_s;
+      std::isfinite(limit_s) && limit_s > 0) {
+    scheduler_.ForEachLive([&](const Request& r) {
+      if (r.spec.arrival_s + limit_s <= now + horizon_s) {
+        deadlines.emplace_back(r.spec.arrival_s + limit_s, r.spec.id);
+      }
+    });
+    std::sort(deadlines.begin(), deadlines.end(), std::greater<>());
+  }
+  StepResult result;  // the modelled step: its time, a placeholder token per sample
   while (t - now <= horizon_s) {
+    while (!deadlines.empty() && deadlines.back().first <= t) {
+      what_if->Abort(deadlines.back().second);
+      deadlines.pop_back();
+    }
+    for (std::size_t c = 0; c < overtakers.size(); ++c) {
+      const auto due = static_cast<std::int64_t>(std::ceil(overtakers[c].rate_rps * (t - now)));
+      for (; arrived[c] < std::min(due, kMaxOvertakers); ++arrived[c]) {
+        expected.id = --next_id;
+        expected.priority = overtakers[c].priority;
+        expected.arrival_s = t;
+        what_if->Submit(expected);
+      }
+    }
     events.clear();
-    const StepPlan& plan = what_if.Step(t, &events);
+    const StepPlan& plan = what_if->Step(t, &events);
     if (plan.empty()) {
       return kNever;
     }
-    StepResult result;  // the modelled step: its time, a placeholder token per sample
     result.duration_s = cost_model_.StepTime(plan);
+    result.token_ids.clear();
+    bool first_token = false;
     for (const ScheduledSeq& s : plan.seqs) {
       if (s.samples_token) {
         result.token_ids.push_back(0);
+        first_token = first_token || s.id == id;
       }
     }
     t += result.duration_s;
-    what_if.OnStepDone(result, t, &events);
-    for (const TokenEvent& token : events.tokens) {
-      if (token.id == id) {
-        return t - now;
-      }
+    if (first_token) {
+      return t - now;  // the step that samples its first token ends then
     }
+    what_if->OnStepDone(result, t, &events);
   }
   return kNever;
 }
@@ -201,6 +321,7 @@ void Engine::FinishStop(RequestId id) {
   if (scheduler_.Find(id) == nullptr) {
     return;
   }
+  forecast_memo_.clear();
   gone_.insert(id);
   scheduler_.Finish(id, FinishReason::kStop);
 }

@@ -23,7 +23,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "admission/admission.h"
 #include "engine/engine_config.h"
@@ -86,9 +88,19 @@ class Engine {
   /// stepping a copy of the scheduler and the KV blocks forward with the profile's modelled
   /// step times (the step in flight first, at its own end), every live request generating the
   /// mean output length admission has learned for it (OutputLengths::Mean; at least one more
-  /// token than it has). kNever when `id` is not waiting, or gets no token within
-  /// `horizon_s`. Const: the engine is untouched. O(steps x batch + live requests).
+  /// token than it has), and the server's request deadline (AdmissionConfig::
+  /// request_deadline_s) aborting what is still live then. kNever when `id` is not waiting,
+  /// or gets no token within `horizon_s` (or before its deadline). Const: the engine is untouched.
+  /// O(steps x batch + live requests).
   Seconds PredictFirstToken(RequestId id, Seconds now, Seconds horizon_s) const;
+
+  /// When `request` would see its first token, seconds after `now`, if it were admitted now
+  /// (queued in its order, its max_tokens as asked): PredictFirstToken for a probe submitted
+  /// to the copy, with the requests of more urgent classes expected to arrive meanwhile
+  /// (AdmissionController::UrgentClassRates; none under FCFS). kNever when not within
+  /// `horizon_s`. The forecast policy's question
+  /// (admission.h, TtftForecastFn). Const. O(steps x batch + live requests).
+  Seconds ForecastFirstToken(const EngineRequest& request, Seconds now, Seconds horizon_s) const;
 
   /// Events of the last BeginStep or EndStep.
   const StepEvents& events() const { return events_; }
@@ -140,6 +152,19 @@ class Engine {
  private:
   /// Drops the gone marks of the requests in events() (before they are replaced).
   void ForgetFinished();
+  /// Steps `what_if` (a copy of scheduler_ over a copy of blocks_, expected outputs set) from
+  /// `now` until `id` sees its first token: seconds after `now`, or kNever. Before each step,
+  /// the requests of the `overtakers` classes expected by then arrive (their admission rate
+  /// x the time since now, each of the mean admitted size), and queue by the scheduler's
+  /// order: under priority scheduling, those that overtake `id`.
+  Seconds StepToFirstToken(Scheduler* what_if, RequestId id, Seconds now, Seconds horizon_s,
+                           const std::vector<ClassRateEstimate>& overtakers = {}) const;
+  /// Sets every live request of `what_if` to generate the mean output admission has learned
+  /// for it.
+  void ExpectLearnedOutputs(Scheduler* what_if) const;
+  /// Forecast errors: the first tokens and queue-head drops of the requests admitted with a
+  /// forecast, fed to admission (AdmissionController::OnForecastObserved).
+  void ObserveForecasts(Seconds now);
 
   EngineConfig config_;
   BlockManager blocks_;
@@ -155,6 +180,29 @@ class Engine {
   bool in_flight_ = false;
   std::unordered_set<RequestId> gone_;
   std::unordered_set<RequestId> deadline_aborts_;  // AbortAtDeadline ids, until they finish
+  struct Forecast {
+    Seconds arrival_s = 0;
+    Seconds ttft_s = 0;
+    std::int32_t priority = 0;
+  };
+  /// Requests admitted with a finite forecast, until their first token or their end.
+  std::unordered_map<RequestId, Forecast> forecasts_;
+  /// Forecasts made since the engine last changed (a step, an admission, an abort) at one
+  /// time `now`, by prompt length, max_tokens and class: in a burst, the arrivals refused between
+  /// two steps ask the same question (1,000 at once ask it three times, once per shape). Cleared on
+  /// every change; at most kMaxForecastMemo entries.
+  struct ForecastMemo {
+    std::int32_t prompt_tokens = 0;
+    std::int32_t max_tokens = 0;
+    std::int32_t priority = 0;
+    Seconds horizon_s = 0;
+    Seconds forecast_s = 0;
+  };
+  static constexpr std::size_t kMaxForecastMemo = 64;
+  std::vector<ForecastMemo> forecast_memo_;
+  Seconds forecast_memo_now_ = -1;
+  /// ForecastFirstToken through forecast_memo_.
+  Seconds MemoForecast(const EngineRequest& request, Seconds now, Seconds horizon_s);
 };
 
 }  // namespace spillway

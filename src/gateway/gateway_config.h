@@ -103,8 +103,8 @@ struct GatewayConfig {
 
   routing::RouterConfig router;
   /// The gateway router admits against the TTFT SLO less this quantile of its recent TTFT
-  /// prediction errors (router.prediction_quantile, 0.95; 0: off; routing/prediction_errors.h).
-  routing::PredictionErrorConfig prediction;
+  /// prediction errors (router.prediction_quantile, 0.95; 0: off; admission/prediction_errors.h).
+  PredictionErrorConfig prediction;
   double scrape_interval_s = 0.25;  ///< GET /metrics of every endpoint this often
   double scrape_timeout_s = 0.5;    ///< a scrape not answered by then failed
 

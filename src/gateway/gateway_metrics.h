@@ -74,7 +74,7 @@ struct GatewayMetrics {
   metrics::Histogram* queue_wait_seconds;
   metrics::Family<metrics::Gauge>* queued;  ///< {model}: waiting in the queue, at render time
   /// {model}: the margin the gateway router subtracts from the TTFT SLO, learned from its
-  /// prediction errors (routing/prediction_errors.h), at render time.
+  /// prediction errors (admission/prediction_errors.h), at render time.
   metrics::Family<metrics::Gauge>* prediction_margin_seconds;
   metrics::Family<metrics::Counter>* scrapes_total;  ///< {model, endpoint, result}
   // Per endpoint, refreshed at render time.

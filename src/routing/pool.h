@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "admission/prediction_errors.h"
 #include "routing/endpoint_health.h"
 #include "routing/endpoint_state.h"
-#include "routing/prediction_errors.h"
 #include "routing/retry_budget.h"
 #include "routing/router.h"
 #include "routing/wait_queue.h"

@@ -185,6 +185,13 @@ class Scheduler {
 
   /// The live request `id`, or nullptr.
   const Request* Find(RequestId id) const;
+  /// Calls `fn(const Request&)` for every live request, in no particular order.
+  template <typename Fn>
+  void ForEachLive(Fn fn) const {
+    for (const auto& [id, r] : requests_) {
+      fn(r);
+    }
+  }
 
   EngineStats stats() const;
   /// stats() as a new request of `priority` arriving at `now` would see the queue, with

@@ -51,8 +51,8 @@ struct SimGateway {
   routing::RouterConfig router;
   routing::HealthConfig health;
   routing::RetryConfig retry;
-  routing::WaitQueueConfig queue;  ///< the gateway router's wait queue (routing/wait_queue.h)
-  routing::PredictionErrorConfig prediction;  ///< its margin (routing/prediction_errors.h)
+  routing::WaitQueueConfig queue;    ///< the gateway router's wait queue (routing/wait_queue.h)
+  PredictionErrorConfig prediction;  ///< its margin (admission/prediction_errors.h)
   Seconds scrape_interval_s = 0.25;
   Seconds probe_interval_s = 0.5;  ///< /ready probes, as the live gateway's default
   /// The cascade's steps (routing/cascade.h), as the live gateway's cascade.order.

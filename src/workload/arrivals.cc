@@ -41,10 +41,14 @@ class ClassPicker {
   std::vector<double> cumulative_;  ///< non-decreasing, last element 1
 };
 
-/// The process as a list of Poisson segments (a kPoisson process is one step).
+/// The process as a list of Poisson segments (a kPoisson process is one step, a kBurst one
+/// step of rate 0 after its burst).
 std::vector<RateStep> Segments(const ArrivalProcess& arrival) {
   if (arrival.kind == ArrivalProcess::Kind::kPoisson) {
     return {RateStep{arrival.rate_rps, arrival.duration_s, {}}};
+  }
+  if (arrival.kind == ArrivalProcess::Kind::kBurst) {
+    return {RateStep{0, arrival.duration_s, {}}};
   }
   return arrival.steps;
 }
@@ -74,7 +78,10 @@ std::vector<Seconds> PoissonTimes(const std::vector<RateStep>& segments, Rng& rn
 
 std::vector<Arrival> GenerateSynthetic(const Scenario& scenario, Rng& time_rng, Rng& shape_rng) {
   const std::vector<RateStep> segments = Segments(scenario.arrival);
-  const std::vector<Seconds> times = PoissonTimes(segments, time_rng);
+  const std::vector<Seconds> times =
+      scenario.arrival.kind == ArrivalProcess::Kind::kBurst
+          ? std::vector<Seconds>(static_cast<std::size_t>(scenario.arrival.burst_count), 0.0)
+          : PoissonTimes(segments, time_rng);
   // One picker per segment (a step's `mix` overrides the class shares while it lasts).
   std::vector<ClassPicker> pickers;
   std::vector<Seconds> segment_end_s;

@@ -23,6 +23,7 @@ double TokenDist::Mean() const {
 Seconds Scenario::ArrivalSpan() const {
   switch (arrival.kind) {
     case ArrivalProcess::Kind::kPoisson:
+    case ArrivalProcess::Kind::kBurst:
       return arrival.duration_s;
     case ArrivalProcess::Kind::kSteps: {
       Seconds total_s = 0;

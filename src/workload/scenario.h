@@ -72,11 +72,14 @@ struct TraceRecord {
 };
 
 struct ArrivalProcess {
-  enum class Kind : std::uint8_t { kPoisson, kSteps, kTrace };
+  enum class Kind : std::uint8_t { kPoisson, kSteps, kTrace, kBurst };
   Kind kind = Kind::kPoisson;
-  double rate_rps = 0;          ///< kPoisson
-  Seconds duration_s = 0;       ///< kPoisson; for kTrace the replay window (0 = whole trace)
-  std::vector<RateStep> steps;  ///< kSteps: Poisson at each rate for its duration, in order
+  double rate_rps = 0;  ///< kPoisson
+  /// kPoisson and kBurst: the schedule's length; for kTrace the replay window (0 = whole
+  /// trace).
+  Seconds duration_s = 0;
+  std::int64_t burst_count = 0;  ///< kBurst: this many requests at once, at 0 s
+  std::vector<RateStep> steps;   ///< kSteps: Poisson at each rate for its duration, in order
   // kTrace
   std::string trace_file;  ///< resolved path
   TraceFormat trace_format = TraceFormat::kAzureCsv;

@@ -154,6 +154,12 @@ void ParseSteps(const Field& f, ArrivalProcess* a) {
   CheckExpectedArrivals(f["steps"], expected);
 }
 
+void ParseBurst(const Field& f, ArrivalProcess* a) {
+  f.RequireKnownKeys({"process", "count", "duration_s"});
+  a->burst_count = IntIn(Required(f, "count"), 1, static_cast<std::int64_t>(kMaxExpectedArrivals));
+  a->duration_s = RequiredPositive(f, "duration_s");
+}
+
 /// Resolves a relative trace path against `base_dir`, then the current directory.
 std::string ResolveTracePath(const Field& f, const std::string& base_dir) {
   namespace fs = std::filesystem;
@@ -205,10 +211,14 @@ ArrivalProcess ParseArrival(const Field& f, const std::string& base_dir) {
     f.Fail("must be a map with a 'process' field");
   }
   ArrivalProcess a;
-  const std::string process = EnumOf(Required(f, "process"), {"poisson", "steps", "trace"});
+  const std::string process =
+      EnumOf(Required(f, "process"), {"poisson", "steps", "burst", "trace"});
   if (process == "poisson") {
     a.kind = ArrivalProcess::Kind::kPoisson;
     ParsePoisson(f, &a);
+  } else if (process == "burst") {
+    a.kind = ArrivalProcess::Kind::kBurst;
+    ParseBurst(f, &a);
   } else if (process == "steps") {
     a.kind = ArrivalProcess::Kind::kSteps;
     ParseSteps(f, &a);

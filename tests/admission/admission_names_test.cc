@@ -18,15 +18,25 @@ TEST(AdmissionNamesTest, ParsesEveryPolicyName) {
   EXPECT_EQ(p, AdmissionPolicy::kTailDrop);
   ASSERT_TRUE(ParseAdmissionPolicy("predictive", &p));
   EXPECT_EQ(p, AdmissionPolicy::kPredictive);
+  ASSERT_TRUE(ParseAdmissionPolicy("forecast", &p));
+  EXPECT_EQ(p, AdmissionPolicy::kForecast);
 }
 
 TEST(AdmissionNamesTest, PolicyNamesRoundTrip) {
-  for (const AdmissionPolicy policy :
-       {AdmissionPolicy::kUnbounded, AdmissionPolicy::kTailDrop, AdmissionPolicy::kPredictive}) {
+  for (const AdmissionPolicy policy : {AdmissionPolicy::kUnbounded, AdmissionPolicy::kTailDrop,
+                                       AdmissionPolicy::kPredictive, AdmissionPolicy::kForecast}) {
     AdmissionPolicy parsed = policy == AdmissionPolicy::kUnbounded ? AdmissionPolicy::kPredictive
                                                                    : AdmissionPolicy::kUnbounded;
     ASSERT_TRUE(ParseAdmissionPolicy(ToString(policy), &parsed)) << ToString(policy);
     EXPECT_EQ(parsed, policy);
+  }
+}
+
+TEST(AdmissionNamesTest, ThePolicyNamesListIsTheEnumInOrder) {
+  for (std::size_t i = 0; i < kAdmissionPolicyNames.size(); ++i) {
+    AdmissionPolicy p{};
+    ASSERT_TRUE(ParseAdmissionPolicy(kAdmissionPolicyNames[i], &p));
+    EXPECT_EQ(static_cast<std::size_t>(p), i);
   }
 }
 

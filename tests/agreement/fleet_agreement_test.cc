@@ -13,7 +13,7 @@
 // threshold on measured rates, so decisions near the boundary flip. Measured here (release
 // build, two runs): admitted 1.7% and 2.9% apart, goodput 1.0% apart, p95 TTFT 1.5% and 2.2%
 // apart; failed at the kill 32 live, 35 simulated. Since the gateway learns its prediction
-// margin (routing/prediction_errors.h; the live one from relayed streams, the simulated one from
+// margin (admission/prediction_errors.h; the live one from relayed streams, the simulated one from
 // first tokens): admitted 2.3%, goodput 1.6%, p95 TTFT 1.3% apart, failed 31 and 35. 15% is the
 // issue's bound. Skipped in sanitizer builds.
 

@@ -46,8 +46,8 @@ TEST(EngineSettingsTest, ErrorsNameFileLineFieldAndValue) {
   EXPECT_EQ(ReadError("engine:\n  max_num_seqs: 0\n", "engine"),
             "s.yaml:2: engine.max_num_seqs: must be an integer in [1, 1048576], got '0'");
   EXPECT_EQ(ReadError("admission:\n  policy: fifo\n", "admission"),
-            "s.yaml:2: admission.policy: must be one of: unbounded, tail-drop, predictive, got "
-            "'fifo'");
+            "s.yaml:2: admission.policy: must be one of: unbounded, tail-drop, predictive, "
+            "forecast, got 'fifo'");
   EXPECT_NE(ReadError("engine:\n  max_num_sequences: 4\n", "engine").find("max_num_sequences"),
             std::string::npos);
   EXPECT_NE(ReadError("timeouts:\n  request_timeout_s: 2e6\n", "timeouts"), "");

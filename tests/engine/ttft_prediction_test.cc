@@ -53,11 +53,23 @@ TEST(TtftPredictionTest, ARequestNotWaitingHasNoPrediction) {
   EXPECT_EQ(driver.engine().PredictFirstToken(999, driver.now(), 10), kNever);
 }
 
-TEST(TtftPredictionTest, BeyondTheHorizonIsNever) {
+TEST(TtftPredictionTest, PastTheRequestDeadlineIsNever) {
+  // The server aborts a request at its deadline (4.5 s here): in the forward run too, so a
+  // request that would still wait then never gets its first token.
   EngineDriver driver(enginetest::Resolve(enginetest::Seed("unbounded")));
   std::vector<RequestId> ids;
   for (int i = 0; i < 200; ++i) {
     ids.push_back(driver.Offer(Exact(32, 256)));
+  }
+  EXPECT_EQ(driver.engine().PredictFirstToken(ids.back(), 0, 120), kNever);
+  EXPECT_NE(driver.engine().PredictFirstToken(ids[20], 0, 120), kNever);  // in the first batch
+}
+
+TEST(TtftPredictionTest, BeyondTheHorizonIsNever) {
+  EngineDriver driver(enginetest::Resolve(enginetest::Seed("unbounded")));
+  std::vector<RequestId> ids;
+  for (int i = 0; i < 200; ++i) {  // 8 waves of 27, short enough to start before the deadline
+    ids.push_back(driver.Offer(Exact(32, 8)));
   }
   EXPECT_EQ(driver.engine().PredictFirstToken(ids.back(), 0, 1.0), kNever);
   EXPECT_NE(driver.engine().PredictFirstToken(ids.back(), 0, 120), kNever);

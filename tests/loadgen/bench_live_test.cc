@@ -405,6 +405,42 @@ classes: [{name: c, prompt_tokens: 8, output_tokens: 4}]
   EXPECT_FALSE(r.summary.not_completed_engine_s.has_value());
 }
 
+// --- A cold burst under the forecast policy ---------------------------------------------------
+
+class LiveColdBurstTest : public BenchLiveTest {
+ protected:
+  std::vector<std::string> ServerArgs() override {
+    return {"--scenario", std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/cold-burst-100.yaml",
+            "--policy", "forecast"};
+  }
+};
+
+TEST_F(LiveColdBurstTest, AHundredAtOnceGetTheBatchAndTheRestAreRefusedAtTheDoor) {
+  // Issue 14: 100 requests at once to an idle server got 27 answers and 73 refusals, the
+  // slowest of them after 1 s (admitted, then dropped at the queue head). The forecast admits
+  // what can start within the 1 s SLO (one batch of 27, as in the simulator) and refuses the
+  // rest at once. Measured: 27 completed, 73 refused with 429, none dropped; the refusals'
+  // p99 13.6 ms (the bound, 50 ms, is the issue's goal: 3.5x the measurement).
+  const Scenario sc =
+      LoadScenario(std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/cold-burst-100.yaml");
+  const BenchRun run = Bench(sc);
+  ASSERT_EQ(run.records.size(), 100u);
+  EXPECT_EQ(Count(run, "outcome", "dropped"), 0);
+  EXPECT_EQ(Count(run, "outcome", "completed"), 27);
+  std::vector<double> refusals_s;
+  for (const json::object& r : run.records) {
+    if (r.at("outcome").as_string() == "rejected") {
+      EXPECT_EQ(r.at("status").to_number<int>(), 429) << json::serialize(r);
+      EXPECT_GE(r.at("retry_after_s").to_number<double>(), 1) << json::serialize(r);
+      refusals_s.push_back(r.at("e2e_s").to_number<double>());
+    }
+  }
+  ASSERT_EQ(refusals_s.size(), 73u);
+  std::sort(refusals_s.begin(), refusals_s.end());
+  EXPECT_LT(refusals_s[static_cast<std::size_t>(0.99 * 73)], 0.05);
+  EXPECT_EQ(run.result.summary.good, 27);
+}
+
 TEST(BenchUnreachableTest, NoServerIsAnErrorAtTheStart) {
   const Scenario sc = LoadScenarioFromString(R"(name: x
 arrival: {process: poisson, rate: 1, duration_s: 1}

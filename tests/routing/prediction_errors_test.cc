@@ -1,7 +1,7 @@
-// PredictionErrors (routing/prediction_errors.h): the gateway learns how far its TTFT
+// PredictionErrors (admission/prediction_errors.h): the gateway learns how far its TTFT
 // predictions fall short and routes against the SLO less that margin (Pool::Route).
 
-#include "routing/prediction_errors.h"
+#include "admission/prediction_errors.h"
 
 #include <vector>
 

@@ -2,6 +2,7 @@
 #include "workload/workload_test_util.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -120,6 +121,20 @@ TEST(ArrivalsTest, SeedBurstOffersTheReferenceLoad) {
     ASSERT_EQ(a.output_tokens, c.output_tokens.value);
     ASSERT_EQ(a.tenant, "default");
   }
+}
+
+TEST(ArrivalsTest, ABurstSendsItsCountAtOnce) {
+  const Scenario s = LoadScenario(kSourceDir + "/scenarios/cold-burst-1000.yaml");
+  EXPECT_EQ(s.ArrivalSpan(), 15);
+  const std::vector<Arrival> arrivals = GenerateArrivals(s, s.seed);
+  ASSERT_EQ(arrivals.size(), 1000u);
+  std::array<int, 3> per_class{};
+  for (const Arrival& a : arrivals) {
+    ASSERT_EQ(a.time_s, 0.0);
+    per_class[static_cast<std::size_t>(a.class_index)] += 1;
+  }
+  EXPECT_NEAR(per_class[0], 700, 60);  // the 70/20/10 mix
+  EXPECT_NEAR(per_class[2], 100, 40);
 }
 
 TEST(ArrivalsTest, ClassesFollowNormalisedShares) {

@@ -314,10 +314,16 @@ INSTANTIATE_TEST_SUITE_P(
             "name: x\narrival: {process: steps, rate: 3, steps: [{rate: 1, duration_s: 1}]}\n" +
                 kClasses,
             {"test.yaml:2: arrival.rate: unknown field (known: process, steps)", "'3'"}},
-        ErrorCase{
-            "BadProcess",
-            "name: x\narrival:\n  process: burst\n" + kClasses,
-            {"test.yaml:3: arrival.process: must be one of: poisson, steps, trace", "got 'burst'"}},
+        ErrorCase{"BadProcess",
+                  "name: x\narrival:\n  process: flood\n" + kClasses,
+                  {"test.yaml:3: arrival.process: must be one of: poisson, steps, burst, trace",
+                   "got 'flood'"}},
+        ErrorCase{"BurstWithoutCount",
+                  "name: x\narrival:\n  process: burst\n  duration_s: 5\n" + kClasses,
+                  {"test.yaml:3: arrival: missing required field 'count'"}},
+        ErrorCase{"BurstCountZero",
+                  "name: x\narrival: {process: burst, count: 0, duration_s: 5}\n" + kClasses,
+                  {"test.yaml:2: arrival.count: must be >= 1, got '0'"}},
         ErrorCase{"BadRetryPolicy",
                   kHead + kClasses + "client:\n  retry:\n    policy: exponential\n",
                   {"test.yaml:6: client.retry.policy: must be one of: none, fixed, "

@@ -1,9 +1,9 @@
-#include "routing/prediction_errors.h"
+#include "admission/prediction_errors.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace spillway::routing {
+namespace spillway {
 
 PredictionErrors::PredictionErrors(PredictionErrorConfig config) : config_(config) {
   ring_.reserve(config_.window);
@@ -43,4 +43,4 @@ void PredictionErrors::Recompute() {
   margin_s_ = std::max(0.0, *at);
 }
 
-}  // namespace spillway::routing
+}  // namespace spillway

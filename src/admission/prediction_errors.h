@@ -1,10 +1,11 @@
 #pragma once
-// How far the gateway's TTFT predictions fall short, learned from the replies it relays: the
-// error (measured TTFT - predicted TTFT) of the last `window` forwarded requests whose first
-// token came back, and a high quantile of it. The router then admits against the TTFT SLO less
-// that margin, so the requests it lets through meet the SLO at that quantile even where the
-// prediction (queue ahead / measured rate + prefill) is optimistic: the gap between the mean
-// service time it models and the tail the SLO is judged on.
+// How far TTFT predictions fall short, learned from the requests they let in: the error
+// (measured TTFT - predicted TTFT) of the last `window` of them, and a high quantile of it, the
+// margin. Admitting against the TTFT SLO less that margin, the requests let in meet the SLO at
+// that quantile even where the prediction is optimistic: the gap between the mean service
+// time it models and the tail the SLO is judged on. Two users: the gateway's router, from the
+// replies it relays (its prediction is queue ahead / measured rate + prefill), and the
+// engine's forecast policy, from its own first tokens (forecast_errors.h).
 //
 // Algorithm: a ring of the last `window` errors; every `every` new errors the margin is
 // recomputed as their `quantile` (nth_element on a copy), floored at 0 (a pessimistic
@@ -16,7 +17,7 @@
 
 #include "core/types.h"
 
-namespace spillway::routing {
+namespace spillway {
 
 struct PredictionErrorConfig {
   /// In (0, 1]; 0 turns the correction off. 0.95 measured best of 0.5 to 0.99 on the fleet
@@ -48,4 +49,4 @@ class PredictionErrors {
   Seconds margin_s_ = 0;
 };
 
-}  // namespace spillway::routing
+}  // namespace spillway
