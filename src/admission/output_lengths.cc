@@ -65,6 +65,29 @@ double OutputLengths::Mean(const OutputQuery& request) const {
   return std::max(1.0, sum / static_cast<double>(source->lengths.size()));
 }
 
+std::int32_t OutputLengths::SampleBeyond(const OutputQuery& request, std::int32_t generated,
+                                         double u) const {
+  const Ring* source = request.ignore_eos ? nullptr : Source(request);
+  if (source == nullptr) {
+    return std::max(request.max_tokens, generated + 1);
+  }
+  std::size_t beyond = 0;
+  for (const std::int32_t length : source->lengths) {
+    beyond += length > generated;
+  }
+  if (beyond == 0) {
+    return generated + 1;  // none learned went this far: it stops at the next token
+  }
+  auto k = static_cast<std::size_t>(std::clamp(u, 0.0, 1.0) * static_cast<double>(beyond));
+  k = std::min(k, beyond - 1);
+  for (const std::int32_t length : source->lengths) {
+    if (length > generated && k-- == 0) {
+      return std::min(length, request.max_tokens);
+    }
+  }
+  return generated + 1;
+}
+
 std::int32_t OutputLengths::Quantile(const OutputQuery& request, double q) const {
   const Ring* source = request.ignore_eos ? nullptr : Source(request);
   if (source == nullptr) {

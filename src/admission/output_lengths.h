@@ -52,6 +52,11 @@ class OutputLengths {
   /// Expected generated tokens: the mean of min(L, max_tokens) over the request's learned
   /// lengths L; max_tokens under ignore_eos or before anything is learned. In [1, max_tokens].
   double Mean(const OutputQuery& request) const;
+  /// One of the learned lengths L > `generated` (the `u`-th of them, u in [0, 1): a draw
+  /// when u is uniform), as min(L, max_tokens): where a request that has generated that many
+  /// may stop. generated + 1 when none learned is that long; max_tokens (at least
+  /// generated + 1) under ignore_eos or before anything is learned.
+  std::int32_t SampleBeyond(const OutputQuery& request, std::int32_t generated, double u) const;
   /// The `q` quantile (0 < q <= 1) of min(L, max_tokens), tokens, in [1, max_tokens], with the
   /// same fallbacks.
   std::int32_t Quantile(const OutputQuery& request, double q) const;

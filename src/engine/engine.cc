@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/rng.h"
 #include "executor/emulated_executor.h"
 
 namespace spillway {
@@ -210,11 +211,48 @@ void Engine::Abort(RequestId id) {
   scheduler_.Abort(id);
 }
 
-void Engine::ExpectLearnedOutputs(Scheduler* what_if) const {
+bool Engine::DrawOutputs(Scheduler* what_if, std::uint64_t future) const {
   const OutputLengths& lengths = admission_.output_lengths();
+  bool drawn = false;
   what_if->SetExpectedOutputs([&](const Request& r) {
-    return static_cast<std::int32_t>(std::ceil(lengths.Mean(QueryOf(r))));
+    const OutputQuery query = QueryOf(r);
+    if (!lengths.Known(query) || query.ignore_eos) {
+      return query.max_tokens;  // known, or nothing learned to draw from
+    }
+    drawn = true;
+    // A deterministic draw per (request, tokens so far, future): the same state forecasts the
+    // same in the simulator and live.
+    Rng rng((r.spec.id + 1) * 0x9E3779B97F4A7C15ULL ^
+            (static_cast<std::uint64_t>(r.num_output_tokens) << 20) ^
+            (future * 0xBF58476D1CE4E5B9ULL));
+    return lengths.SampleBeyond(query, r.num_output_tokens, rng.Uniform());
   });
+  return drawn;
+}
+
+Seconds Engine::MeanOverFutures(const RequestSpec* probe, RequestId id, Seconds now,
+                                Seconds horizon_s,
+                                const std::vector<ClassRateEstimate>& overtakers) const {
+  Seconds sum = 0;
+  int futures = 0;
+  for (std::uint64_t future = 0; future < kForecastFutures; ++future) {
+    BlockManager blocks = blocks_;
+    Scheduler what_if(scheduler_, &blocks);
+    const bool drawn = DrawOutputs(&what_if, future);
+    if (probe != nullptr) {
+      what_if.Submit(*probe);
+    }
+    const Seconds f = StepToFirstToken(&what_if, id, now, horizon_s, overtakers);
+    if (!std::isfinite(f)) {
+      return kNever;  // one future past the horizon: not within it, for all it can tell
+    }
+    sum += f;
+    ++futures;
+    if (!drawn) {
+      break;  // every length known: every future is this one
+    }
+  }
+  return sum / futures;
 }
 
 Seconds Engine::PredictFirstToken(RequestId id, Seconds now, Seconds horizon_s) const {
@@ -222,17 +260,11 @@ Seconds Engine::PredictFirstToken(RequestId id, Seconds now, Seconds horizon_s) 
   if (asked == nullptr || asked->state != RequestState::kWaiting || asked->num_output_tokens > 0) {
     return kNever;
   }
-  BlockManager blocks = blocks_;
-  Scheduler what_if(scheduler_, &blocks);
-  ExpectLearnedOutputs(&what_if);
-  return StepToFirstToken(&what_if, id, now, horizon_s);
+  return MeanOverFutures(nullptr, id, now, horizon_s, {});
 }
 
 Seconds Engine::ForecastFirstToken(const EngineRequest& request, Seconds now,
                                    Seconds horizon_s) const {
-  BlockManager blocks = blocks_;
-  Scheduler what_if(scheduler_, &blocks);
-  ExpectLearnedOutputs(&what_if);
   RequestSpec probe;
   probe.id = kProbeId;
   probe.prompt_tokens = request.prompt_tokens;
@@ -240,9 +272,8 @@ Seconds Engine::ForecastFirstToken(const EngineRequest& request, Seconds now,
   probe.priority = request.priority;
   probe.arrival_s = now;
   probe.ignore_eos = true;  // its own length does not delay its first token
-  what_if.Submit(probe);
-  return StepToFirstToken(&what_if, kProbeId, now, horizon_s,
-                          admission_.UrgentClassRates(request.priority, now));
+  return MeanOverFutures(&probe, kProbeId, now, horizon_s,
+                         admission_.UrgentClassRates(request.priority, now));
 }
 
 Seconds Engine::StepToFirstToken(Scheduler* what_if, RequestId id, Seconds now, Seconds horizon_s,

@@ -151,12 +151,63 @@ void AddBarChart(const ChartSpec& spec, const std::string& data_file, const BarT
   job->charts.push_back(spec);
 }
 
+// Predicted against actual TTFT (RunSummary::ttft_calibration) for the runs that predicted
+// (none: no chart):
+// per bin of the prediction, the mean of what the requests got (solid) and its p95 (dashed),
+// against the diagonal a calibrated prediction follows.
+void AddCalibrationChart(const std::vector<RunSummary>& runs,
+                         const std::vector<std::string>& labels, GnuplotJob* job,
+                         std::string* script) {
+  double top = 0;
+  std::string plots;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& bins = runs[i].ttft_calibration;
+    if (bins.empty()) {
+      continue;
+    }
+    std::string data;
+    for (const TtftCalibrationBin& b : bins) {
+      const double center = b.predicted_lo_s + kTtftCalibrationBinS / 2;
+      data += fmt::format("{} {} {} {}\n", center, b.actual_mean_s, b.actual_p95_s, b.count);
+      top = std::max({top, center + kTtftCalibrationBinS / 2, b.actual_p95_s});
+    }
+    const std::string file = fmt::format("gnuplot/calibration{}.dat", i);
+    job->files.emplace_back(file, data);
+    plots += fmt::format(
+        "{}{} using 1:2 with linespoints {} title {}, \\\n     {} using 1:3 with lines {} dt 2 "
+        "title {}",
+        plots.empty() ? "" : ", \\\n     ", GnuplotQuote(file), RunStyle(i, false),
+        GnuplotQuote(labels[i] + ": mean"), GnuplotQuote(file), RunStyle(i, false),
+        GnuplotQuote(labels[i] + ": p95"));
+  }
+  if (plots.empty()) {
+    return;  // no run predicted: nothing to calibrate (no note, most runs do not)
+  }
+  const ChartSpec spec{"ttft_calibration.svg", "TTFT forecast calibration",
+                       "Requests admitted with a TTFT forecast (the forecast policy, or sim "
+                       "--predict-ttft), binned by their forecast: the mean (solid) and p95 "
+                       "(dashed) of the TTFT they got. On the grey diagonal the forecast is "
+                       "exact; above it, optimistic (the margin covers the gap).",
+                       kWidthPx, kHeightPx};
+  top = AxisTop(top);
+  *script += Header(spec.svg, spec.width_px, spec.height_px) +
+             fmt::format(
+                 "set title {}\nset xrange [0:{}]\nset yrange [0:{}]\n"
+                 "set xlabel 'forecast TTFT (s)'\nset ylabel 'actual TTFT (s)'\n"
+                 "set key left top inside\nplot x with lines lc rgb '#999999' title "
+                 "'forecast = actual', \\\n     ",
+                 GnuplotQuote(spec.title), top, top) +
+             plots + "\n";
+  job->charts.push_back(spec);
+}
+
 }  // namespace
 
 void AddDistributionCharts(const std::vector<RunSummary>& runs,
                            const std::vector<std::string>& labels, GnuplotJob* job,
                            std::string* script) {
   AddTtftChart(runs, labels, job, script);
+  AddCalibrationChart(runs, labels, job, script);
   const BarTable shed = ShedByReason(runs);
   if (shed.categories.empty()) {
     job->notes.push_back("Shed by reason: no run refused or dropped a request.");

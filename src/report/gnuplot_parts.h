@@ -25,8 +25,8 @@ std::string RunStyle(std::size_t i, bool dashed = true);
 /// Upper end of a y axis from 0 that shows `max` with some headroom (1 when max is 0).
 double AxisTop(double max);
 
-/// Appends the TTFT distribution, shed-by-reason and engine-time charts (with their data
-/// files) to `job` and their commands to `script`.
+/// Appends the TTFT distribution, TTFT forecast calibration, shed-by-reason and engine-time
+/// charts (with their data files) to `job` and their commands to `script`.
 void AddDistributionCharts(const std::vector<RunSummary>& runs,
                            const std::vector<std::string>& labels, GnuplotJob* job,
                            std::string* script);

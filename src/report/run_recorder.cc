@@ -215,6 +215,27 @@ void RunRecorder::SetEngineTotals(std::int64_t preemptions, std::int64_t recompu
   s_.recomputed_tokens = recomputed_tokens;
 }
 
+namespace {
+// RunSummary::ttft_calibration from (predicted, actual) TTFT pairs.
+std::vector<TtftCalibrationBin> Calibration(std::vector<std::pair<double, double>> predictions) {
+  std::vector<TtftCalibrationBin> bins;
+  const auto bin_of = [](double predicted_s) {
+    return static_cast<std::int64_t>(std::floor(std::max(0.0, predicted_s) / kTtftCalibrationBinS));
+  };
+  std::sort(predictions.begin(), predictions.end());
+  for (std::size_t i = 0; i < predictions.size();) {
+    const std::int64_t bin = bin_of(predictions[i].first);
+    std::vector<double> actual;
+    for (; i < predictions.size() && bin_of(predictions[i].first) == bin; ++i) {
+      actual.push_back(predictions[i].second);
+    }
+    const Percentiles p = Summarize(actual);
+    bins.push_back({static_cast<double>(bin) * kTtftCalibrationBinS, p.count, p.mean, p.p95});
+  }
+  return bins;
+}
+}  // namespace
+
 RunSummary RunRecorder::Finish(double duration_s, double makespan_s) {
   s_.duration_s = duration_s;
   s_.makespan_s = makespan_s;
@@ -233,6 +254,7 @@ RunSummary RunRecorder::Finish(double duration_s, double makespan_s) {
   s_.prefill_time_s = Summarize(prefill_time_);
   s_.ttft_prediction_abs_error_s = Summarize(prediction_error_);
   s_.ttft_estimate_abs_error_s = Summarize(estimate_error_);
+  s_.ttft_calibration = Calibration(predictions_);
   s_.retry_after = CheckRetryAfter(queue_spans_, retry_afters_);
   for (std::size_t i = 0; i < s_.phases.size(); ++i) {
     PhaseSummary& p = s_.phases[i];

@@ -65,6 +65,7 @@ class RunRecorder {
   void OnTtftPrediction(Seconds predicted_s, Seconds estimated_s, Seconds actual_s) {
     prediction_error_.push_back(std::abs(predicted_s - actual_s));
     estimate_error_.push_back(std::abs(estimated_s - actual_s));
+    predictions_.emplace_back(predicted_s, actual_s);
   }
   void OnEngineStep(Seconds busy_s, Seconds wasted_s, std::int32_t prefill_tokens);
   /// An admitted request's stay in waiting queue `queue` (retry_after_check.h, QueueSpan):
@@ -112,6 +113,7 @@ class RunRecorder {
   std::vector<double> prefill_time_;
   std::vector<double> prediction_error_;
   std::vector<double> estimate_error_;
+  std::vector<std::pair<double, double>> predictions_;  // (predicted, actual) TTFT, seconds
   std::vector<std::vector<double>> phase_ttft_;
   std::vector<QueueSpan> queue_spans_;
   std::vector<RetryAfterSample> retry_afters_;

@@ -94,6 +94,17 @@ struct ObjectiveResult {
   bool pass = false;
 };
 
+/// Width of a TTFT calibration bin, seconds.
+inline constexpr double kTtftCalibrationBinS = 0.1;
+
+/// Requests whose predicted TTFT fell in [predicted_lo_s, predicted_lo_s + kTtftCalibrationBinS).
+struct TtftCalibrationBin {
+  double predicted_lo_s = 0;
+  std::int64_t count = 0;
+  double actual_mean_s = 0;
+  double actual_p95_s = 0;
+};
+
 struct RunSummary {
   std::string source;  ///< "sim" or "bench"
   std::string scenario;
@@ -151,10 +162,15 @@ struct RunSummary {
   Percentiles prefill_time_s;  ///< engine side: first scheduled to first token
   /// The TTFT predicted for each request admitted at its arrival, against the TTFT it got
   /// (those that got a first token; the simulator only, count 0 elsewhere), absolute errors in
-  /// seconds: of the engine's forward prediction (Engine::PredictFirstToken), and of the
-  /// estimate admission decided on, W_est + t_prefill (AdmissionDecision).
+  /// seconds: of the engine's forward prediction (Engine::PredictFirstToken; under the
+  /// forecast policy, the forecast it admitted on), and of the estimate admission decided on,
+  /// W_est + t_prefill (AdmissionDecision; the forecast under the forecast policy).
   Percentiles ttft_prediction_abs_error_s;
   Percentiles ttft_estimate_abs_error_s;
+  /// The same requests binned by their predicted TTFT (kTtftCalibrationBinS wide, from 0; the
+  /// non-empty bins, in order): how many, and the mean and p95 of the TTFT they got. A
+  /// calibrated forecast puts the means on the diagonal. Empty without predictions.
+  std::vector<TtftCalibrationBin> ttft_calibration;
 
   /// The admission controller's estimates at the end of the run (engine 0), for checking
   /// them against what the run measured: mu_hat, prefill throughput beside decodes, step time.

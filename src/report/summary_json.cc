@@ -137,6 +137,14 @@ json::object ToValue(const RunSummary& s) {
   o["prefill_time_s"] = PercentilesJson(s.prefill_time_s);
   o["ttft_prediction_abs_error_s"] = PercentilesJson(s.ttft_prediction_abs_error_s);
   o["ttft_estimate_abs_error_s"] = PercentilesJson(s.ttft_estimate_abs_error_s);
+  json::array calibration;
+  for (const TtftCalibrationBin& b : s.ttft_calibration) {
+    calibration.push_back(json::object{{"predicted_lo_s", b.predicted_lo_s},
+                                       {"count", b.count},
+                                       {"actual_mean_s", b.actual_mean_s},
+                                       {"actual_p95_s", b.actual_p95_s}});
+  }
+  o["ttft_calibration"] = std::move(calibration);
   o["estimates"] = json::object{{"service_rate_rps", s.est_service_rate_rps},
                                 {"prefill_tokens_per_s", s.est_prefill_tokens_per_s},
                                 {"step_time_s", s.est_step_time_s}};

@@ -231,6 +231,13 @@ void ReadLatencies(const Fields& run, RunSummary* s) {
   s->ttft_prediction_abs_error_s =
       ReadPercentiles(run, "ttft_prediction_abs_error_s", Need::kOptional);
   s->ttft_estimate_abs_error_s = ReadPercentiles(run, "ttft_estimate_abs_error_s", Need::kOptional);
+  if (const json::array* bins = run.Array("ttft_calibration", Need::kOptional)) {
+    for (std::size_t i = 0; i < bins->size(); ++i) {
+      const Fields b = run.Element("ttft_calibration", *bins, i);
+      s->ttft_calibration.push_back({b.Number("predicted_lo_s"), b.Integer("count"),
+                                     b.Number("actual_mean_s"), b.Number("actual_p95_s")});
+    }
+  }
 }
 
 void ReadHistogram(const Fields& run, RunSummary* s) {

@@ -154,7 +154,11 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   attempts_.back().alone = alone;
   attempts_.back().forwarded_s = now;
   attempts_.back().predicted_ttft_s = predicted_ttft_s;
-  if (opt_.predict_ttft) {
+  if (d.ttft_forecast_s >= 0 && std::isfinite(d.ttft_forecast_s)) {
+    // The forecast policy's own prediction, what it admitted on.
+    attempts_.back().engine_predicted_ttft_s = d.ttft_forecast_s;
+    attempts_.back().admission_estimated_ttft_s = d.ttft_forecast_s;
+  } else if (opt_.predict_ttft) {
     attempts_.back().engine_predicted_ttft_s =
         replicas_[r]->PredictFirstToken(id, now, kTtftPredictionHorizonS);
     attempts_.back().admission_estimated_ttft_s = d.queue_delay_est_s + d.prefill_est_s;

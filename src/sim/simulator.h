@@ -91,7 +91,8 @@ struct SimOptions {
   std::vector<FleetFault> faults;
   /// Predict each request's TTFT when it is admitted at its arrival (Engine::PredictFirstToken,
   /// within kTtftPredictionHorizonS) and report the errors (RunSummary::
-  /// ttft_prediction_abs_error_s). Costs a forward run of the scheduler per admission.
+  /// ttft_prediction_abs_error_s, ttft_calibration). Costs a forward run of the scheduler per
+  /// admission. Under the forecast policy its own forecasts are reported whether set or not.
   bool predict_ttft = false;
 };
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace spillway {
 namespace {
 
@@ -24,6 +26,27 @@ TEST(OutputLengthsTest, TheCapIsTheEstimateUntilEnoughCompletionsWereSeen) {
   EXPECT_TRUE(lengths.Known(Cap(256)));
   EXPECT_DOUBLE_EQ(lengths.Mean(Cap(256)), 64);
   EXPECT_EQ(lengths.Quantile(Cap(256), 0.9), 64);
+}
+
+TEST(OutputLengthsTest, ADrawForARunningRequestIsOneOfTheLongerLengths) {
+  // Learned 16 of each of 32, 64, 128 and 512 (cap 256): a request that has generated 100
+  // stops at 128 or at its cap, never earlier; one past every learned length at the next token.
+  OutputLengths lengths;
+  for (int i = 0; i < 16; ++i) {
+    for (const std::int32_t n : {32, 64, 128, 512}) {
+      lengths.OnFinished(Cap(1024), n);
+    }
+  }
+  std::set<std::int32_t> drawn;
+  for (int k = 0; k < 100; ++k) {
+    drawn.insert(lengths.SampleBeyond(Cap(256), 100, k / 100.0));
+  }
+  EXPECT_EQ(drawn, (std::set<std::int32_t>{128, 256}));
+  EXPECT_EQ(lengths.SampleBeyond(Cap(1024), 600, 0.5), 601);
+  EXPECT_EQ(lengths.SampleBeyond(Cap(1024), 0, 0.0), 32);
+  // Exact and unknown lengths are the cap.
+  EXPECT_EQ(lengths.SampleBeyond({256, 32, true}, 100, 0.5), 256);
+  EXPECT_EQ(OutputLengths().SampleBeyond(Cap(256), 10, 0.5), 256);
 }
 
 TEST(OutputLengthsTest, IgnoreEosIsExactAndTeachesNothing) {

@@ -52,6 +52,18 @@ TEST(ReportChartsTest, OneScriptDrawsEveryChartFromItsDataFiles) {
   EXPECT_EQ(script.find("title 'retries'"), std::string::npos) << "no run retried";
 }
 
+TEST(ReportChartsTest, RunsWithTtftForecastsGetACalibrationChart) {
+  RunSummary forecast = TinyRun("forecast");
+  forecast.ttft_calibration = {{0.0, 10, 0.04, 0.09}, {0.5, 3, 0.6, 0.8}};
+  const GnuplotJob job = BuildGnuplotJob({TinyRun("predictive"), forecast}, {"p", "f"});
+  const auto files = Files(job);
+  const std::string& script = files.at(job.script);
+  EXPECT_EQ(Count(script, "set output 'ttft_calibration.svg'"), 1);
+  EXPECT_EQ(files.count("gnuplot/calibration0.dat"), 0u);  // predictive predicted nothing
+  EXPECT_EQ(files.at("gnuplot/calibration1.dat"), "0.05 0.04 0.09 10\n0.55 0.6 0.8 3\n");
+  EXPECT_NE(script.find("title 'f: mean'"), std::string::npos) << script;
+}
+
 TEST(ReportChartsTest, TrafficChartDrawsRetriesForARunThatRetried) {
   RunSummary storm = TinyRun("fixed");
   storm.retries = 5;

@@ -127,6 +127,24 @@ TEST(CompareTableTest, RetryRowsShowTheAmplificationOnlyWhenARunRetried) {
   EXPECT_NE(table.find("3 (2.50x)"), std::string::npos) << table;
 }
 
+TEST(RunRecorderTest, TtftPredictionsAreBinnedByThePrediction) {
+  // Predicted 0.05 s, got 0.05 and 0.15 s; predicted 0.42 s, got 0.40 s: bins [0, 0.1) and
+  // [0.4, 0.5), with the mean and p95 of what they got.
+  RunRecorder rec(GoodputSlo{}, {});
+  rec.OnTtftPrediction(0.05, 0.3, 0.05);
+  rec.OnTtftPrediction(0.05, 0.3, 0.15);
+  rec.OnTtftPrediction(0.42, 0.9, 0.40);
+  const RunSummary s = rec.Finish(1, 1);
+  ASSERT_EQ(s.ttft_calibration.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.ttft_calibration[0].predicted_lo_s, 0.0);
+  EXPECT_EQ(s.ttft_calibration[0].count, 2);
+  EXPECT_NEAR(s.ttft_calibration[0].actual_mean_s, 0.10, 1e-12);
+  EXPECT_NEAR(s.ttft_calibration[1].predicted_lo_s, 0.4, 1e-12);
+  EXPECT_EQ(s.ttft_calibration[1].count, 1);
+  EXPECT_NEAR(s.ttft_calibration[1].actual_p95_s, 0.40, 1e-12);
+  EXPECT_NEAR(s.ttft_prediction_abs_error_s.max, 0.10, 1e-12);
+}
+
 TEST(RunRecorderTest, PerClassCountsAndTtftFollowEachAttemptsClass) {
   RunRecorder r(GoodputSlo{1.0, std::nullopt, std::nullopt}, {});
   r.OnOffered(1.0, true, "chat");

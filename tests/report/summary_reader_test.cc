@@ -83,6 +83,17 @@ TEST(SummaryReaderTest, ReadsBackWhatSummaryToJsonWrites) {
       << "one good request sent in the first 2 s phase";
 }
 
+TEST(SummaryReaderTest, TheTtftCalibrationRoundTrips) {
+  RunSummary s = SampleRun("forecast");
+  s.ttft_calibration = {{0.0, 12, 0.04, 0.08}, {0.3, 5, 0.38, 0.52}};
+  const RunSummary r = ParseRunSummaries(SummaryToJson(s), "one.json").front();
+  ASSERT_EQ(r.ttft_calibration.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.ttft_calibration[1].predicted_lo_s, 0.3);
+  EXPECT_EQ(r.ttft_calibration[1].count, 5);
+  EXPECT_DOUBLE_EQ(r.ttft_calibration[1].actual_mean_s, 0.38);
+  EXPECT_DOUBLE_EQ(r.ttft_calibration[1].actual_p95_s, 0.52);
+}
+
 TEST(SummaryReaderTest, ReadsAnArrayOfRuns) {
   const std::string json = SummariesToJson({SampleRun("unbounded"), SampleRun("predictive")});
   const std::vector<RunSummary> runs = ParseRunSummaries(json, "runs.json");
