@@ -18,6 +18,12 @@ namespace spillway::api {
 /// it, and a real engine ignores it. docs/serve.md.
 inline constexpr std::string_view kEmulatedOutputTokensHeader = "X-Spillway-Emulated-Output-Tokens";
 
+/// On an admitted reply of `spillway serve` under the forecast policy: the engine's forecast
+/// of the request's TTFT at admission, seconds (a decimal, e.g. "0.4125"), what it was admitted
+/// on (docs/serve.md, "Admission by forecast"). `spillway bench` records it per attempt
+/// (`ttft_forecast_s`) and calibrates it against the TTFT it measured.
+inline constexpr std::string_view kTtftForecastHeader = "X-Spillway-Ttft-Forecast";
+
 enum class Endpoint : std::uint8_t { kCompletions, kChatCompletions };
 
 struct ChatMessage {

@@ -1,6 +1,7 @@
 #include "loadgen/attempt_record.h"
 
 #include <boost/json.hpp>
+#include <cmath>
 
 namespace spillway::loadgen {
 namespace json = boost::json;
@@ -49,6 +50,8 @@ std::string RecordJson(const AttemptRecord& r) {
   o["cache_hit"] = r.cache_hit;
   o["emulated_output_tokens"] =
       r.emulated_output_tokens > 0 ? json::value(r.emulated_output_tokens) : nullptr;
+  o["ttft_forecast_s"] =
+      std::isfinite(r.ttft_forecast_s) ? json::value(r.ttft_forecast_s) : json::value(nullptr);
   return json::serialize(o);
 }
 

@@ -59,6 +59,9 @@ struct AttemptRecord {
   bool degraded = false;
   /// The reply said X-Cache: hit (a gateway's exact-result cache answered it).
   bool cache_hit = false;
+  /// The reply's X-Spillway-Ttft-Forecast (api::kTtftForecastHeader): the server's TTFT
+  /// forecast at admission, seconds; kNever when none (or not a number >= 0).
+  Seconds ttft_forecast_s = kNever;
 };
 
 /// One JSON object on one line (no newline): request, attempt, scheduled_s, sent_s, status,
@@ -69,7 +72,7 @@ struct AttemptRecord {
 /// came back), served_model (the X-Spillway-Served-Model header; null when none came),
 /// degraded (true when an X-Degraded header named max_tokens), cache_hit (X-Cache: hit),
 /// emulated_output_tokens (the hidden length sent to an emulated engine; null when the request
-/// ignored EOS).
+/// ignored EOS), ttft_forecast_s (the server's X-Spillway-Ttft-Forecast; null when none).
 std::string RecordJson(const AttemptRecord& r);
 
 }  // namespace spillway::loadgen

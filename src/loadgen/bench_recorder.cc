@@ -61,6 +61,11 @@ void BenchRecorder::OnAttemptDone(const AttemptRecord& r) {
       break;
     case AttemptOutcome::kCompleted: {
       ++completed_;
+      if (std::isfinite(r.ttft_forecast_s) && r.first_token_s != kNever) {
+        // Calibrated at the client: the forecast is the engine's, the TTFT adds the network.
+        recorder_.OnTtftPrediction(r.ttft_forecast_s, r.ttft_forecast_s,
+                                   r.first_token_s - r.sent_s);
+      }
       const RequestOutcome o{RequestOutcome::Kind::kCompleted, r.sent_s, r.first_token_s,
                              r.finished_s, r.output_tokens};
       good_ += recorder_.IsGood(o) ? 1 : 0;

@@ -74,6 +74,16 @@ Seconds ParseRetryAfter(std::string_view value) {
   return seconds;
 }
 
+Seconds ParseTtftForecast(std::string_view value) {
+  double seconds = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size() ||
+      !std::isfinite(seconds) || seconds < 0) {
+    return kNever;
+  }
+  return seconds;
+}
+
 std::optional<std::int32_t> ParsePriorityClass(std::string_view value) {
   std::int32_t v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);

@@ -61,6 +61,10 @@ EndVerdict ClassifyStreamEnd(const StreamTracker& stream, StreamStop stop);
 /// junk gives 0 (no hint).
 Seconds ParseRetryAfter(std::string_view value);
 
+/// A reply's X-Spillway-Ttft-Forecast (api::kTtftForecastHeader): a decimal number of seconds
+/// >= 0; kNever when absent (empty) or anything else.
+Seconds ParseTtftForecast(std::string_view value);
+
 /// The priority class a reply's X-Priority-Class header names (the class the server applied):
 /// a decimal integer; nullopt when the header is absent (empty) or not a whole int32.
 std::optional<std::int32_t> ParsePriorityClass(std::string_view value);

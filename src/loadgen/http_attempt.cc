@@ -143,6 +143,7 @@ asio::awaitable<AttemptRecord> RunAttempt(const AttemptContext& c, const Attempt
   r.priority_class = ParsePriorityClass(HeaderOr(parser.get(), "X-Priority-Class"));
   r.served_model = HeaderOr(parser.get(), "X-Spillway-Served-Model");
   r.cache_hit = HeaderOr(parser.get(), "X-Cache") == "hit";
+  r.ttft_forecast_s = ParseTtftForecast(HeaderOr(parser.get(), api::kTtftForecastHeader));
   const auto [degraded_first, degraded_last] = parser.get().equal_range("X-Degraded");
   for (auto it = degraded_first; it != degraded_last; ++it) {
     r.degraded = r.degraded || it->value().find("max_tokens") != beast::string_view::npos;

@@ -183,12 +183,13 @@ void AddCalibrationChart(const std::vector<RunSummary>& runs,
   if (plots.empty()) {
     return;  // no run predicted: nothing to calibrate (no note, most runs do not)
   }
-  const ChartSpec spec{"ttft_calibration.svg", "TTFT forecast calibration",
-                       "Requests admitted with a TTFT forecast (the forecast policy, or sim "
-                       "--predict-ttft), binned by their forecast: the mean (solid) and p95 "
-                       "(dashed) of the TTFT they got. On the grey diagonal the forecast is "
-                       "exact; above it, optimistic (the margin covers the gap).",
-                       kWidthPx, kHeightPx};
+  const ChartSpec spec{
+      "ttft_calibration.svg", "TTFT forecast calibration",
+      "Requests admitted with a TTFT forecast (the forecast policy, simulated or "
+      "live, or sim --predict-ttft), binned by their forecast: the mean (solid) and p95 "
+      "(dashed) of the TTFT they got. On the grey diagonal the forecast is "
+      "exact; above it, optimistic (the margin covers the gap).",
+      kWidthPx, kHeightPx};
   top = AxisTop(top);
   *script += Header(spec.svg, spec.width_px, spec.height_px) +
              fmt::format(

@@ -161,7 +161,8 @@ struct RunSummary {
   Percentiles queue_time_s;    ///< engine side: arrival to first scheduled (vLLM queue time)
   Percentiles prefill_time_s;  ///< engine side: first scheduled to first token
   /// The TTFT predicted for each request admitted at its arrival, against the TTFT it got
-  /// (those that got a first token; the simulator only, count 0 elsewhere), absolute errors in
+  /// (those that got a first token; in the simulator, and live from the server's
+  /// X-Spillway-Ttft-Forecast, there measured at the client; count 0 elsewhere), absolute errors in
   /// seconds: of the engine's forward prediction (Engine::PredictFirstToken; under the
   /// forecast policy, the forecast it admitted on), and of the estimate admission decided on,
   /// W_est + t_prefill (AdmissionDecision; the forecast under the forecast policy).

@@ -375,6 +375,10 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
     g.headers.emplace_back("X-Degraded", fmt::format("max_tokens={}", d.max_output_tokens));
   }
   g.headers.emplace_back("X-Priority-Class", std::to_string(priority));  // the class applied
+  if (d.ttft_forecast_s >= 0 && std::isfinite(d.ttft_forecast_s)) {
+    g.headers.emplace_back(std::string(api::kTtftForecastHeader),
+                           fmt::format("{:.4f}", d.ttft_forecast_s));
+  }
   g.meta.endpoint = req.endpoint;
   g.meta.id = fmt::format("{}-{:016x}", chat ? "chatcmpl" : "cmpl", next_response_id_++);
   g.meta.created_s = std::time(nullptr);

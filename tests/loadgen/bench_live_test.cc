@@ -439,6 +439,22 @@ TEST_F(LiveColdBurstTest, AHundredAtOnceGetTheBatchAndTheRestAreRefusedAtTheDoor
   std::sort(refusals_s.begin(), refusals_s.end());
   EXPECT_LT(refusals_s[static_cast<std::size_t>(0.99 * 73)], 0.05);
   EXPECT_EQ(run.result.summary.good, 27);
+  // Every admitted reply carried the forecast it was admitted on (X-Spillway-Ttft-Forecast),
+  // which the summary calibrates against the TTFT the client measured.
+  for (const json::object& r : run.records) {
+    if (r.at("outcome").as_string() == "completed") {
+      ASSERT_TRUE(r.at("ttft_forecast_s").is_number()) << json::serialize(r);
+      EXPECT_LE(r.at("ttft_forecast_s").to_number<double>(), 1.0);
+    } else {
+      EXPECT_TRUE(r.at("ttft_forecast_s").is_null()) << json::serialize(r);
+    }
+  }
+  std::int64_t calibrated = 0;
+  for (const TtftCalibrationBin& b : run.result.summary.ttft_calibration) {
+    calibrated += b.count;
+  }
+  EXPECT_EQ(calibrated, 27);
+  EXPECT_EQ(run.result.summary.ttft_prediction_abs_error_s.count, 27);
 }
 
 TEST(BenchUnreachableTest, NoServerIsAnErrorAtTheStart) {

@@ -89,6 +89,14 @@ TEST(ParseRetryAfterTest, DeltaSecondsOnly) {
   EXPECT_DOUBLE_EQ(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT"), 0.0);
 }
 
+TEST(ParseTtftForecastTest, ANonNegativeNumberOfSecondsOrNone) {
+  EXPECT_DOUBLE_EQ(ParseTtftForecast("0.4125"), 0.4125);
+  EXPECT_DOUBLE_EQ(ParseTtftForecast("0"), 0.0);
+  for (const char* bad : {"", "-0.1", "0.4s", " 0.4", "nan", "inf", "abc"}) {
+    EXPECT_EQ(ParseTtftForecast(bad), kNever) << "'" << bad << "'";
+  }
+}
+
 TEST(ParsePriorityClassTest, AWholeInt32OrNothing) {
   EXPECT_EQ(ParsePriorityClass("1"), 1);
   EXPECT_EQ(ParsePriorityClass("0"), 0);
