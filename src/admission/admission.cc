@@ -9,7 +9,7 @@ AdmissionController::AdmissionController(AdmissionConfig config, Seconds now)
     : config_(std::move(config)),
       estimator_(config_.estimator),
       output_lengths_(config_.output_lengths),
-      forecast_errors_(config_.forecast_errors) {
+      forecast_errors_(config_.forecast_errors, kForecastPriorMargin * config_.ttft_slo_s) {
   for (const auto& [tenant, limit] : config_.tenants) {
     buckets_.emplace(tenant, TokenBucket(limit.rate_rps, limit.burst, now));
   }

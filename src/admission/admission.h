@@ -199,6 +199,11 @@ struct AdmissionRequest {
   bool ignore_eos = false;
 };
 
+/// The forecast policy's margin before a class has measured errors, as a fraction of the TTFT
+/// SLO: a cold server's first forecasts near the SLO were late live (2 to 9 of 30 to 38
+/// admitted in a burst of 60 sent at once), the step pace and the margin not yet measured.
+inline constexpr double kForecastPriorMargin = 0.1;
+
 /// A scheduling class's admission rate (priority scheduling).
 struct ClassRateEstimate {
   std::int32_t priority = 0;

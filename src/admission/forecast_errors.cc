@@ -23,11 +23,11 @@ Seconds ForecastErrors::Margin(std::int32_t priority) const {
   auto it = classes_.find(priority);
   if (it == classes_.end()) {
     if (classes_.size() < kMaxClasses || classes_.empty()) {
-      return 0;
+      return prior_margin_s_;
     }
     it = std::prev(classes_.end());
   }
-  return it->second.margin_s();
+  return it->second.warmed_up() ? it->second.margin_s() : prior_margin_s_;
 }
 
 }  // namespace spillway

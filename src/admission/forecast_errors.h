@@ -26,20 +26,23 @@ class ForecastErrors {
  public:
   static constexpr std::size_t kMaxClasses = 16;
 
-  explicit ForecastErrors(PredictionErrorConfig config = {}) : config_(config) {}
+  /// `prior_margin_s`: the margin of a class before it has min_samples errors.
+  explicit ForecastErrors(PredictionErrorConfig config = {}, Seconds prior_margin_s = 0)
+      : config_(config), prior_margin_s_(prior_margin_s) {}
 
   /// A request of class `priority` admitted with a forecast of `forecast_s` saw its first
   /// token `actual_s` after its arrival, or was dropped at the queue head then (a lower bound).
   void Observe(std::int32_t priority, Seconds forecast_s, Seconds actual_s);
 
-  /// The margin to add to a forecast for class `priority`, seconds (>= 0; 0 until the class
-  /// has PredictionErrorConfig::min_samples errors).
+  /// The margin to add to a forecast for class `priority`, seconds (>= 0; the prior until the
+  /// class has PredictionErrorConfig::min_samples errors).
   Seconds Margin(std::int32_t priority) const;
 
   const PredictionErrorConfig& config() const { return config_; }
 
  private:
   PredictionErrorConfig config_;
+  Seconds prior_margin_s_ = 0;
   std::map<std::int32_t, PredictionErrors> classes_;
 };
 

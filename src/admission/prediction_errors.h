@@ -38,6 +38,8 @@ class PredictionErrors {
   void set_quantile(double quantile);
   /// The margin the router subtracts from the TTFT SLO, seconds (>= 0).
   Seconds margin_s() const { return margin_s_; }
+  /// True once min_samples errors are in (the margin rests on measurements).
+  bool warmed_up() const { return count_ >= config_.min_samples; }
 
  private:
   void Recompute();

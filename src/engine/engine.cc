@@ -115,9 +115,11 @@ const StepPlan& Engine::BeginStep(Seconds now) {
     return plan;
   }
   const EngineStats stats = scheduler_.stats();
+  MeasurePace(now);
   saturated_ = stats.num_waiting > 0 || stats.num_running >= stats.max_num_seqs;
   result_ = executor_->Run(plan);
   begin_s_ = now;
+  began_ = true;
   in_flight_ = true;
   // The step's time is attributed to sequences by their share of its tokens; the share of
   // those whose client has gone is wasted.
@@ -155,6 +157,19 @@ void Engine::EndStep(Seconds now) {
                            scheduler_.config().max_num_batched_tokens;
   admission_.OnStep(StepSample{now, elapsed_s, account_.prefill_tokens, account_.decode_tokens,
                                completions, saturated_, budget_full});
+}
+
+void Engine::MeasurePace(Seconds now) {
+  if (!began_ || !saturated_ || account_.duration_s <= 0) {
+    return;  // the last step was followed by idle time, or there was none
+  }
+  // A saturated engine starts its next step as soon as the last ends: the cycle is the last
+  // step's real time, with the driver's own work between steps. In virtual time it is the
+  // modelled time (no update: the simulator's forecasts stay exact).
+  const double ratio = (now - begin_s_) / account_.duration_s;
+  if (std::abs(ratio - 1) > 1e-9) {
+    pace_ += kPaceWeight * (std::clamp(ratio, 0.5, 10.0) - pace_);
+  }
 }
 
 void Engine::ObserveForecasts(Seconds now) {
@@ -281,7 +296,7 @@ Seconds Engine::StepToFirstToken(Scheduler* what_if, RequestId id, Seconds now, 
   StepEvents events;
   Seconds t = now;
   if (in_flight_) {  // the step in flight ends first
-    t = std::max(now, begin_s_ + account_.duration_s);
+    t = std::max(now, begin_s_ + account_.duration_s * pace_);
     what_if->OnStepDone(result_, t, &events);
   }
   std::vector<std::int64_t> arrived(overtakers.size(), 0);
@@ -322,7 +337,7 @@ Seconds Engine::StepToFirstToken(Scheduler* what_if, RequestId id, Seconds now, 
     if (plan.empty()) {
       return kNever;
     }
-    result.duration_s = cost_model_.StepTime(plan);
+    result.duration_s = cost_model_.StepTime(plan) * pace_;
     result.token_ids.clear();
     bool first_token = false;
     for (const ScheduledSeq& s : plan.seqs) {

@@ -86,8 +86,9 @@ class Engine {
 
   /// When the waiting request `id` will see its first token, seconds after `now`, predicted by
   /// stepping a copy of the scheduler and the KV blocks forward with the profile's modelled
-  /// step times (the step in flight first, at its own end) and the server's request deadline
-  /// (AdmissionConfig::request_deadline_s) aborting what is still live then. Where output
+  /// step times x the measured pace (live steps run slower than modelled on a busy machine;
+  /// 1 in the simulator), the step in flight first, at its own end and the server's request
+  /// deadline (AdmissionConfig::request_deadline_s) aborting what is still live then. Where output
   /// lengths are unknown (no ignore_eos), each live request stops at a length drawn from
   /// those admission has learned for requests like it, longer than what it has generated:
   /// the mean over kForecastFutures such futures (drawn deterministically from the state).
@@ -188,6 +189,15 @@ class Engine {
   StepAccount account_;
   Seconds begin_s_ = 0;
   bool saturated_ = false;  // the step in flight was planned with a queue or a full batch
+  bool began_ = false;      // a step has begun (begin_s_, account_ hold the last one)
+  /// Measured step cycle / modelled step time, exponentially weighted (kPaceWeight per
+  /// saturated step): a forecast's steps take this much longer than modelled. 1 in virtual
+  /// time; live, the machine's contention and the driver's work between steps.
+  double pace_ = 1.0;
+  static constexpr double kPaceWeight = 0.05;
+  /// At the start of a step: updates pace_ from the last step's real cycle when the engine
+  /// was saturated (it began this step as soon as the last ended).
+  void MeasurePace(Seconds now);
   bool in_flight_ = false;
   std::unordered_set<RequestId> gone_;
   std::unordered_set<RequestId> deadline_aborts_;  // AbortAtDeadline ids, until they finish

@@ -177,8 +177,8 @@ void AddCalibrationChart(const std::vector<RunSummary>& runs,
         "{}{} using 1:2 with linespoints {} title {}, \\\n     {} using 1:3 with lines {} dt 2 "
         "title {}",
         plots.empty() ? "" : ", \\\n     ", GnuplotQuote(file), RunStyle(i, false),
-        GnuplotQuote(labels[i] + ": mean"), GnuplotQuote(file), RunStyle(i, false),
-        GnuplotQuote(labels[i] + ": p95"));
+        GnuplotQuote(labels[i] + ": actual mean"), GnuplotQuote(file), RunStyle(i, false),
+        GnuplotQuote(labels[i] + ": actual p95"));
   }
   if (plots.empty()) {
     return;  // no run predicted: nothing to calibrate (no note, most runs do not)

@@ -230,7 +230,9 @@ std::vector<TtftCalibrationBin> Calibration(std::vector<std::pair<double, double
       actual.push_back(predictions[i].second);
     }
     const Percentiles p = Summarize(actual);
-    bins.push_back({static_cast<double>(bin) * kTtftCalibrationBinS, p.count, p.mean, p.p95});
+    // The edge rounded to a microsecond: 3 x 0.1 prints as 0.3, not 0.30000000000000004.
+    const double lo_s = std::round(static_cast<double>(bin) * kTtftCalibrationBinS * 1e6) / 1e6;
+    bins.push_back({lo_s, p.count, p.mean, p.p95});
   }
   return bins;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <ctime>
 
 #include "api/overload_contract.h"
@@ -37,6 +38,18 @@ api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s,
       break;
     case OverloadReason::kQueueDelayExceeded:
     case OverloadReason::kQueueDelayAndKvSaturation:
+      if (d.ttft_forecast_s >= 0) {  // the forecast policy decided on its forecast
+        message = std::isfinite(d.ttft_forecast_s)
+                      ? fmt::format(
+                            "Server overloaded ({}): forecast time to first token {:.3f} s + "
+                            "margin {:.3f} s against a TTFT SLO of {:.2f} s.",
+                            reason, d.ttft_forecast_s, d.ttft_margin_s, ttft_slo_s)
+                      : fmt::format(
+                            "Server overloaded ({}): no first token forecast within the TTFT "
+                            "SLO of {:.2f} s.",
+                            reason, ttft_slo_s);
+        break;
+      }
       message = fmt::format(
           "Server overloaded ({}): estimated queue delay {:.2f} s + prefill {:.3f} s against a "
           "TTFT SLO of {:.2f} s.",

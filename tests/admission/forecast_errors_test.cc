@@ -19,12 +19,13 @@ TEST(ForecastErrorsTest, EachClassGetsTheQuantileOfItsOwnErrors) {
   EXPECT_EQ(e.Margin(2), 0.0);  // nothing measured for it
 }
 
-TEST(ForecastErrorsTest, NoMarginBeforeTheWarmUpAndNoneForPessimism) {
-  ForecastErrors e({.quantile = 0.5, .window = 10, .every = 1, .min_samples = 5});
+TEST(ForecastErrorsTest, ThePriorBeforeTheWarmUpAndNoMarginForPessimism) {
+  ForecastErrors e({.quantile = 0.5, .window = 10, .every = 1, .min_samples = 5}, 0.1);
+  EXPECT_EQ(e.Margin(0), 0.1);
   for (int i = 0; i < 4; ++i) {
     e.Observe(0, 0.1, 0.9);
   }
-  EXPECT_EQ(e.Margin(0), 0.0);
+  EXPECT_EQ(e.Margin(0), 0.1);
   for (int i = 0; i < 10; ++i) {
     e.Observe(0, 0.9, 0.1);  // forecasts that were too late loosen nothing
   }

@@ -61,7 +61,7 @@ TEST(ReportChartsTest, RunsWithTtftForecastsGetACalibrationChart) {
   EXPECT_EQ(Count(script, "set output 'ttft_calibration.svg'"), 1);
   EXPECT_EQ(files.count("gnuplot/calibration0.dat"), 0u);  // predictive predicted nothing
   EXPECT_EQ(files.at("gnuplot/calibration1.dat"), "0.05 0.04 0.09 10\n0.55 0.6 0.8 3\n");
-  EXPECT_NE(script.find("title 'f: mean'"), std::string::npos) << script;
+  EXPECT_NE(script.find("title 'f: actual mean'"), std::string::npos) << script;
 }
 
 TEST(ReportChartsTest, TrafficChartDrawsRetriesForARunThatRetried) {
