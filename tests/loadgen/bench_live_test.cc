@@ -437,7 +437,9 @@ TEST_F(LiveColdBurstTest, AHundredAtOnceGetTheBatchAndTheRestAreRefusedAtTheDoor
   }
   ASSERT_EQ(refusals_s.size(), 73u);
   std::sort(refusals_s.begin(), refusals_s.end());
+#if !defined(__SANITIZE_ADDRESS__)  // a wall-time bound of the release build (ASan: 114 ms)
   EXPECT_LT(refusals_s[static_cast<std::size_t>(0.99 * 73)], 0.05);
+#endif
   EXPECT_EQ(run.result.summary.good, 27);
   // Every admitted reply carried the forecast it was admitted on (X-Spillway-Ttft-Forecast),
   // which the summary calibrates against the TTFT the client measured.
