@@ -420,7 +420,8 @@ TEST_F(LiveColdBurstTest, AHundredAtOnceGetTheBatchAndTheRestAreRefusedAtTheDoor
   // slowest of them after 1 s (admitted, then dropped at the queue head). The forecast admits
   // what can start within the 1 s SLO (one batch of 27, as in the simulator) and refuses the
   // rest at once. Measured: 27 completed, 73 refused with 429, none dropped; the refusals'
-  // p99 13.6 ms (the bound, 50 ms, is the goal: 3.5x the measurement).
+  // p99 11.9 to 13.6 ms (the bound, 50 ms, is the goal: 3.5x the measurement; checked
+  // in the release build only: 114 ms under ASan, 140 ms under TSan in CI).
   const Scenario sc =
       LoadScenario(std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/cold-burst-100.yaml");
   const BenchRun run = Bench(sc);
@@ -437,7 +438,7 @@ TEST_F(LiveColdBurstTest, AHundredAtOnceGetTheBatchAndTheRestAreRefusedAtTheDoor
   }
   ASSERT_EQ(refusals_s.size(), 73u);
   std::sort(refusals_s.begin(), refusals_s.end());
-#if !defined(__SANITIZE_ADDRESS__)  // a wall-time bound of the release build (ASan: 114 ms)
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // release build wall time
   EXPECT_LT(refusals_s[static_cast<std::size_t>(0.99 * 73)], 0.05);
 #endif
   EXPECT_EQ(run.result.summary.good, 27);
