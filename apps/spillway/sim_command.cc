@@ -8,7 +8,6 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include "admission/admission.h"
@@ -51,6 +50,7 @@ struct SimArgs {
   CLI::Option* stale_after_option = nullptr;
   CLI::Option* queue_option = nullptr;
   std::string json_out;
+  std::string records_out;
   bool predict_ttft = false;
   bool measure_capacity = false;
   std::string check_invariants = "amortized";
@@ -82,16 +82,36 @@ void ApplyFleet(const Fleet& fleet, SimArgs* a) {
   }
 }
 
+// The names of a comma-separated list, empty ones kept ("a,,b" and "a," name an empty one,
+// which the option's check refuses as unknown); "" is no name at all.
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) {
-      out.push_back(item);
+  if (s.empty()) {
+    return out;
+  }
+  std::size_t start = 0;
+  for (std::size_t comma = s.find(','); comma != std::string::npos; comma = s.find(',', start)) {
+    out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
+// The --policy and --compare check: every name a known policy.
+std::string CheckPolicyNames(const std::string& list) {
+  const std::vector<std::string> names = SplitCommas(list);
+  if (names.empty()) {
+    return "needs at least one policy";
+  }
+  for (const std::string& name : names) {
+    AdmissionPolicy policy{};
+    if (!ParseAdmissionPolicy(name, &policy)) {
+      return fmt::format("unknown policy '{}' (known: {})", name,
+                         fmt::join(kAdmissionPolicyNames, ", "));
     }
   }
-  return out;
+  return {};
 }
 
 void PrintEngine(const RunConfig& rc) {
@@ -100,15 +120,21 @@ void PrintEngine(const RunConfig& rc) {
       "engine: EMULATED executor (roofline cost model, no GPU), profile {} ({} on {}), "
       "{} KV blocks of {} tokens, max_model_len {}\n",
       p.name, p.model, p.gpu, rc.num_gpu_blocks, p.block_size, rc.max_model_len);
-  const bool derived =
-      rc.slo_budgets && rc.scheduler.max_num_seqs == rc.slo_budgets->max_num_seqs &&
-      rc.scheduler.max_num_batched_tokens == rc.slo_budgets->max_num_batched_tokens;
-  std::cout << fmt::format("scheduler: max_num_seqs {}, max_num_batched_tokens {}{}\n",
-                           rc.scheduler.max_num_seqs, rc.scheduler.max_num_batched_tokens,
-                           derived
+  // Each budget is derived from the TPOT SLO unless a flag or the scenario set it.
+  const bool seqs_derived =
+      rc.slo_budgets && rc.scheduler.max_num_seqs == rc.slo_budgets->max_num_seqs;
+  const bool tokens_derived = rc.slo_budgets && rc.scheduler.max_num_batched_tokens ==
+                                                    rc.slo_budgets->max_num_batched_tokens;
+  const auto origin = [](bool derived) {
+    return derived ? std::string() : std::string(" (explicit)");
+  };
+  std::cout << fmt::format("scheduler: max_num_seqs {}{}, max_num_batched_tokens {}{}{}\n",
+                           rc.scheduler.max_num_seqs, origin(seqs_derived),
+                           rc.scheduler.max_num_batched_tokens, origin(tokens_derived),
+                           seqs_derived || tokens_derived
                                ? fmt::format(" (derived from the TPOT SLO: full step {:.1f} ms)",
                                              rc.slo_budgets->full_step_s * 1e3)
-                               : std::string(" (explicit)"));
+                               : std::string());
   if (const std::string long_prefill = LongPrefillSummary(rc.scheduler); !long_prefill.empty()) {
     std::cout << "scheduler: " << long_prefill << "\n";
   }
@@ -161,6 +187,7 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
   // The scenario's seed unless --seed is given.
   const std::uint64_t seed = a.seed_option->count() > 0 ? a.seed : sc.seed;
   OutputFile json(a.json_out, "--json");  // replaces the file only when the run succeeds
+  OutputFile records(a.records_out, "--records");
   const std::string profile_dir = a.profile_dir.empty() ? DefaultProfileDir() : a.profile_dir;
   const std::vector<std::string> policies =
       a.compare.empty()
@@ -231,6 +258,16 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
           return RunCapacity(sc, rc, a, &json);
         }
       }
+      // Its label, as the table and the summary name it.
+      std::string label(ToString(policy));
+      if (opt.gateway.has_value() || routers.size() > 1) {
+        label += "@" + router;
+      }
+      if (std::ofstream* out = records.stream()) {
+        opt.on_record = [out, label](const AttemptRecord& r) {
+          *out << RecordJson(r, label) << '\n';
+        };
+      }
       runs.push_back(Simulate(sc, rc, opt));
       if (opt.gateway.has_value() || a.replicas > 1) {
         runs.back().router = router;
@@ -249,6 +286,10 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
     json.Commit();
     std::cout << "\nsummary written to " << a.json_out << "\n";
   }
+  if (records.stream() != nullptr) {
+    records.Commit();
+    std::cout << "records written to " << a.records_out << "\n";
+  }
   return 0;
 }
 
@@ -265,14 +306,17 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       sim->add_option("--policy", args->policy,
                       "Admission policy: unbounded, tail-drop, predictive, forecast [default: the "
                       "scenario's "
-                      "admission.policy, else predictive]");
+                      "admission.policy, else predictive]")
+          ->check([](const std::string& s) {
+            return s.find(',') != std::string::npos
+                       ? std::string("one policy (several: --compare P1,P2,...)")
+                       : CheckPolicyNames(s);
+          });
   sim->add_option("--compare", args->compare,
                   "Comma-separated policies to run side by side, e.g. "
                   "unbounded,tail-drop,predictive")
       ->excludes(policy)
-      ->check([](const std::string& s) {
-        return SplitCommas(s).empty() ? std::string("needs at least one policy") : std::string();
-      });
+      ->check(CheckPolicyNames);
   args->seed_option =
       sim->add_option("--seed", args->seed, "Random seed (default: the scenario's seed)")
           ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62));
@@ -342,6 +386,12 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                 "scheduler forward, and put the errors in the summary JSON "
                 "(ttft_prediction_abs_error_s, beside ttft_estimate_abs_error_s: admission's W_est "
                 "+ t_prefill)");
+  sim->add_option("--records", args->records_out,
+                  "Write one JSON line per attempt here, as `spillway bench --records` does, with "
+                  "\"run\": the policy (and @router) of the run it belongs to")
+      ->check([](const std::string& s) {
+        return s.empty() ? std::string("needs a file name") : std::string();
+      });
   sim->add_option("--json", args->json_out, "Write the run summary JSON here")
       ->check([](const std::string& s) {
         return s.empty() ? std::string("needs a file name") : std::string();

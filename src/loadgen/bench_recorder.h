@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "loadgen/attempt_record.h"
 #include "metrics/metrics_text.h"
+#include "report/attempt_record.h"
 #include "report/run_recorder.h"
 #include "report/run_summary.h"
 

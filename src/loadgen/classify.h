@@ -21,8 +21,8 @@
 #include <string_view>
 
 #include "core/types.h"
-#include "loadgen/attempt_record.h"
 #include "loadgen/stream_tracker.h"
+#include "report/attempt_record.h"
 
 namespace spillway::loadgen {
 

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "core/types.h"
-#include "loadgen/attempt_record.h"
 #include "net/clock.h"
 #include "net/http_get.h"
 #include "net/target.h"
+#include "report/attempt_record.h"
 
 namespace spillway::loadgen {
 

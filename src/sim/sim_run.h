@@ -67,6 +67,12 @@ struct Attempt {
   Seconds engine_predicted_ttft_s = kNever;
   Seconds admission_estimated_ttft_s = kNever;
   std::string cache_key = {};  // its answer goes into the gateway's cache when it completes
+  // For its record (SimOptions::on_record): which attempt of its request it is, the forecast
+  // it was admitted on (X-Spillway-Ttft-Forecast live; kNever: none) and whether it was
+  // admitted degraded (max_tokens clamped).
+  std::int32_t attempt = 1;
+  Seconds ttft_forecast_s = kNever;
+  bool degraded = false;
 };
 
 struct Logical {
@@ -107,18 +113,31 @@ class Sim {
   void RefusedFromQueue(std::uint32_t id, const GatewayFront::Dispatched& d, Seconds now);
   /// A refusal at the door by replica `r`'s admission (or by the shared door in front of it).
   /// `queue`: the replica whose queue its Retry-After is checked against (kAnyQueue: the pool).
+  /// `sent_s`: when the attempt was sent (before `now` when it waited in the gateway's queue).
   void OnRejected(std::uint32_t logical, std::int32_t queue, Seconds now, int status,
-                  std::string_view reason, Seconds retry_after_s);
+                  std::string_view reason, Seconds retry_after_s, Seconds sent_s);
   void MaybeRetry(std::uint32_t logical, Seconds now, Seconds retry_after_s);
   void StartStep(std::uint32_t r, Seconds now);
   void OnStepDone(std::uint32_t r, Seconds now);
   void HandleFinished(std::uint32_t r, Seconds now);
-  void Abandon(std::uint32_t attempt, Seconds now);
+  /// The client of `attempt` leaves: `why` is "ttft_timeout" or "total_timeout".
+  void Abandon(std::uint32_t attempt, Seconds now, std::string_view why);
   /// The server's request deadline passed before the answer was complete: 504, aborted.
   void TimeOut(std::uint32_t attempt, Seconds now);
   /// Attempt `id` ends while waiting in the gateway's queue (its client left: kAbandoned; the
   /// server's deadline: kFailed).
-  void EndWhileWaiting(std::uint32_t id, Seconds now, RequestOutcome::Kind kind);
+  void EndWhileWaiting(std::uint32_t id, Seconds now, RequestOutcome::Kind kind,
+                       std::string_view why);
+  // The per-attempt records (sim_records.cc), built only when SimOptions::on_record is set.
+  bool recording() const { return static_cast<bool>(opt_.on_record); }
+  /// What every record of attempt `attempt` of logical request `logical` shares.
+  AttemptRecord RecordOf(std::uint32_t logical, std::int32_t attempt, Seconds sent_s) const;
+  /// Attempt `id` (admitted, or waiting at the gateway) ended at `now` as `outcome`.
+  void RecordEnd(std::uint32_t id, Seconds now, AttemptOutcome outcome, int status,
+                 std::string_view reason, Seconds retry_after_s = 0);
+  /// A refusal at the door (or from the gateway's queue) of logical request `logical`.
+  void RecordRefusal(std::uint32_t logical, Seconds sent_s, Seconds now, int status,
+                     std::string_view reason, Seconds retry_after_s);
   void Tick(std::int64_t second);
   /// The least-loaded replica of the first pool that is up; nullopt when none is.
   std::optional<std::uint32_t> PickReplica() const;

@@ -95,6 +95,8 @@ void Sim::Kill(std::uint32_t r, Seconds now) {
     EndAtGateway(id, now, GatewayFront::Ending::kFailed);
     recorder_.OnRequestDone(
         {RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens}, ClassOf(a));
+    // Its connection breaks: the client sees the stream end without [DONE].
+    RecordEnd(id, now, AttemptOutcome::kFailed, 200, "stream_broken");
   }
 }
 
@@ -122,6 +124,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
           recorder_.OnRequestDone({RequestOutcome::Kind::kCompleted, a.sent_s, a.first_token_s, now,
                                    a.tokens, ServedModel(a)},
                                   ClassOf(a));
+          RecordEnd(req.spec.id, now, AttemptOutcome::kCompleted, 200, "");
         }
         break;
       case FinishReason::kDeadline: {
@@ -132,6 +135,8 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
           recorder_.OnDroppedAtQueueHead(now, a.sent_s, ClassOf(a));
           recorder_.OnRetryAfter(now, 429, "queue_deadline_exceeded", retry_after_s,
                                  static_cast<std::int32_t>(r));
+          RecordEnd(req.spec.id, now, AttemptOutcome::kDroppedAtQueueHead, 200,
+                    "queue_deadline_exceeded", retry_after_s);
           MaybeRetry(a.logical, now, retry_after_s);
         }
         break;
@@ -144,6 +149,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
           recorder_.OnRequestDone(
               {RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens},
               ClassOf(a));
+          RecordEnd(req.spec.id, now, AttemptOutcome::kFailed, 200, ToString(req.finish_reason));
         }
         break;
       default:
@@ -152,12 +158,12 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
   }
 }
 
-void Sim::Abandon(std::uint32_t id, Seconds now) {
+void Sim::Abandon(std::uint32_t id, Seconds now, std::string_view why) {
   Attempt& a = attempts_[id];
   a.done = true;
   a.gone_s = now;
   if (a.at_gateway) {  // gone while waiting in the gateway's queue: no replica had it
-    EndWhileWaiting(id, now, RequestOutcome::Kind::kAbandoned);
+    EndWhileWaiting(id, now, RequestOutcome::Kind::kAbandoned, why);
     if (sc_.client.retry_on_timeout) {
       MaybeRetry(a.logical, now, 0);
     }
@@ -166,6 +172,7 @@ void Sim::Abandon(std::uint32_t id, Seconds now) {
   EndAtGateway(id, now, GatewayFront::Ending::kCancelled);
   recorder_.OnRequestDone(
       {RequestOutcome::Kind::kAbandoned, a.sent_s, a.first_token_s, now, a.tokens}, ClassOf(a));
+  RecordEnd(id, now, AttemptOutcome::kAbandoned, 200, why);
   replicas_[a.replica]->ClientGone(id);
   if (rc_.propagate_cancellation) {
     StartStep(a.replica, now);
@@ -180,18 +187,20 @@ void Sim::TimeOut(std::uint32_t id, Seconds now) {
   a.done = true;
   a.gone_s = now;
   if (a.at_gateway) {
-    EndWhileWaiting(id, now, RequestOutcome::Kind::kFailed);
+    EndWhileWaiting(id, now, RequestOutcome::Kind::kFailed, "request_timeout");
     return;
   }
   EndAtGateway(id, now, GatewayFront::Ending::kFailed);
   recorder_.OnRequestDone({RequestOutcome::Kind::kFailed, a.sent_s, a.first_token_s, now, a.tokens},
                           ClassOf(a));
+  RecordEnd(id, now, AttemptOutcome::kFailed, 200, "request_timeout");
   // The server aborts on its deadline, propagation or not.
   replicas_[a.replica]->AbortAtDeadline(id);
   StartStep(a.replica, now);
 }
 
-void Sim::EndWhileWaiting(std::uint32_t id, Seconds now, RequestOutcome::Kind kind) {
+void Sim::EndWhileWaiting(std::uint32_t id, Seconds now, RequestOutcome::Kind kind,
+                          std::string_view why) {
   Attempt& a = attempts_[id];
   a.at_gateway = false;
   gateway_->EndWaiting(id, kind == RequestOutcome::Kind::kAbandoned
@@ -200,6 +209,11 @@ void Sim::EndWhileWaiting(std::uint32_t id, Seconds now, RequestOutcome::Kind ki
   // The gateway had taken it (as the load generator counts a request without an answer yet).
   recorder_.OnAdmitted(now, a.sent_s, false, ClassOf(a));
   recorder_.OnRequestDone({kind, a.sent_s, kNever, now, 0}, ClassOf(a));
+  // No reply head yet: the client gave up waiting (status 0), or the gateway's deadline 504.
+  RecordEnd(id, now,
+            kind == RequestOutcome::Kind::kAbandoned ? AttemptOutcome::kAbandoned
+                                                     : AttemptOutcome::kFailed,
+            kind == RequestOutcome::Kind::kAbandoned ? 0 : 504, why);
 }
 
 void Sim::CheckLedger(bool at_end) const {

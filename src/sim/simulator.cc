@@ -90,11 +90,11 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     // (Without a gateway the refusal names the replica the request would have gone to.)
     const std::uint32_t to = gateway_.has_value() ? 0 : PickReplica().value_or(0);
     OnRejected(logical, static_cast<std::int32_t>(to), now, HttpStatus(d), ToString(d.reason),
-               d.retry_after_s);
+               d.retry_after_s, now);
     return;
   }
   if (const AdmissionDecision fits = replicas_.front()->CheckFits(request); !fits.admitted()) {
-    OnRejected(logical, 0, now, HttpStatus(fits), ToString(fits.reason), 0);
+    OnRejected(logical, 0, now, HttpStatus(fits), ToString(fits.reason), 0, now);
     return;
   }
   const auto id = static_cast<std::uint32_t>(attempts_.size());
@@ -112,11 +112,21 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
       recorder_.OnRequestDone({RequestOutcome::Kind::kCompleted, now, now, now,
                                a.generated_tokens(), FirstModel(), /*cached=*/true},
                               ClassName(a));
+      if (recording()) {
+        AttemptRecord r = RecordOf(logical, l.attempts, now);
+        r.head_s = r.first_token_s = r.finished_s = now;
+        r.output_tokens = a.generated_tokens();
+        r.status = 200;
+        r.served_model = std::string(FirstModel());
+        r.cache_hit = true;
+        opt_.on_record(r);
+      }
       return;
     }
     if (out.queued) {  // waits at the gateway; its client's clocks run from now
       attempts_.push_back(Attempt{logical, 0, now});
       attempts_.back().at_gateway = true;
+      attempts_.back().attempt = l.attempts;
       ArmTimeouts(id, now);
       Push(out.expires_s, EventType::kWaitEnds, id);
       return;
@@ -125,7 +135,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
       // The gateway's own refusal is for the pool: its Retry-After is checked against the
       // shortest of the replicas' drains.
       OnRejected(logical, out.by_gateway ? kAnyQueue : static_cast<std::int32_t>(out.replica), now,
-                 out.status, out.reason, out.retry_after_s);
+                 out.status, out.reason, out.retry_after_s, now);
       return;
     }
     r = out.replica;
@@ -136,14 +146,14 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   } else {
     const std::optional<std::uint32_t> picked = PickReplica();
     if (!picked.has_value()) {
-      OnRejected(logical, 0, now, 503, "no_endpoint", 1);
+      OnRejected(logical, 0, now, 503, "no_endpoint", 1, now);
       return;
     }
     r = *picked;
     d = replicas_[r]->Offer(id, request, now);
     if (!d.admitted()) {
       OnRejected(logical, static_cast<std::int32_t>(r), now, HttpStatus(d), ToString(d.reason),
-                 d.retry_after_s);
+                 d.retry_after_s, now);
       return;
     }
   }
@@ -152,12 +162,15 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
     attempts_.back().cache_key = CacheKey(a);
   }
   attempts_.back().alone = alone;
+  attempts_.back().attempt = l.attempts;
+  attempts_.back().degraded = clamped || d.verdict == Verdict::kDegrade;
   attempts_.back().forwarded_s = now;
   attempts_.back().predicted_ttft_s = predicted_ttft_s;
   if (d.ttft_forecast_s >= 0 && std::isfinite(d.ttft_forecast_s)) {
     // The forecast policy's own prediction, what it admitted on.
     attempts_.back().engine_predicted_ttft_s = d.ttft_forecast_s;
     attempts_.back().admission_estimated_ttft_s = d.ttft_forecast_s;
+    attempts_.back().ttft_forecast_s = d.ttft_forecast_s;
   } else if (opt_.predict_ttft) {
     attempts_.back().engine_predicted_ttft_s =
         replicas_[r]->PredictFirstToken(id, now, kTtftPredictionHorizonS);
@@ -240,6 +253,7 @@ void Sim::DispatchWaiting(Seconds now) {
     }
     at.forwarded_s = now;
     at.predicted_ttft_s = next->outcome.predicted_ttft_s;
+    at.degraded = next->outcome.clamped_max_tokens > 0 || d.verdict == Verdict::kDegrade;
     recorder_.OnAdmitted(now, at.sent_s,
                          next->outcome.clamped_max_tokens > 0 || d.verdict == Verdict::kDegrade,
                          ClassOf(at));
@@ -254,9 +268,10 @@ void Sim::RefusedFromQueue(std::uint32_t id, const GatewayFront::Dispatched& d, 
   const GatewayFront::Outcome& o = d.outcome;
   const std::int32_t queue = o.by_gateway ? kAnyQueue : static_cast<std::int32_t>(o.replica);
   if (!d.expired) {
-    OnRejected(at.logical, queue, now, o.status, o.reason, o.retry_after_s);
+    OnRejected(at.logical, queue, now, o.status, o.reason, o.retry_after_s, at.sent_s);
     return;
   }
+  RecordEnd(id, now, AttemptOutcome::kDroppedAtQueueHead, o.status, o.reason, o.retry_after_s);
   recorder_.OnAdmitted(now, at.sent_s, false, ClassOf(at));
   recorder_.OnDroppedAtQueueHead(now, at.sent_s, ClassOf(at));
   recorder_.OnRetryAfter(now, o.status, o.reason, o.retry_after_s, queue);
@@ -264,7 +279,8 @@ void Sim::RefusedFromQueue(std::uint32_t id, const GatewayFront::Dispatched& d, 
 }
 
 void Sim::OnRejected(std::uint32_t logical, std::int32_t queue, Seconds now, int status,
-                     std::string_view reason, Seconds retry_after_s) {
+                     std::string_view reason, Seconds retry_after_s, Seconds sent_s) {
+  RecordRefusal(logical, sent_s, now, status, reason, retry_after_s);
   recorder_.OnRejected(now, now, status, reason, ClassName(arrivals_[logical_[logical].arrival]));
   recorder_.OnRetryAfter(now, status, reason, retry_after_s, queue);
   if (status != 400) {  // a request that is too long stays too long
@@ -338,12 +354,12 @@ RunSummary Sim::Run() {
         break;
       case EventType::kTtftTimeout:
         if (!attempts_[e.target].done && attempts_[e.target].first_token_s == kNever) {
-          Abandon(e.target, e.t);
+          Abandon(e.target, e.t, "ttft_timeout");
         }
         break;
       case EventType::kTotalTimeout:
         if (!attempts_[e.target].done) {
-          Abandon(e.target, e.t);
+          Abandon(e.target, e.t, "total_timeout");
         }
         break;
       case EventType::kRequestDeadline:

@@ -19,12 +19,14 @@
 // server does. Throws config::ConfigError when the scenario produces no arrivals.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "engine/engine_config.h"
+#include "report/attempt_record.h"
 #include "report/run_summary.h"
 #include "routing/cascade.h"
 #include "routing/pool.h"
@@ -94,6 +96,10 @@ struct SimOptions {
   /// ttft_prediction_abs_error_s, ttft_calibration). Costs a forward run of the scheduler per
   /// admission. Under the forecast policy its own forecasts are reported whether set or not.
   bool predict_ttft = false;
+  /// Called once per attempt when it ends (report/attempt_record.h, the load generator's
+  /// --records schema): the simulator's answer to the same question `spillway bench` records
+  /// live. Unset: no records are built.
+  std::function<void(const AttemptRecord&)> on_record;
 };
 
 /// How far ahead a TTFT prediction looks, seconds: a request predicted to wait longer is not

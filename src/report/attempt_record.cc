@@ -1,9 +1,9 @@
-#include "loadgen/attempt_record.h"
+#include "report/attempt_record.h"
 
 #include <boost/json.hpp>
 #include <cmath>
 
-namespace spillway::loadgen {
+namespace spillway {
 namespace json = boost::json;
 
 std::string_view ToString(AttemptOutcome outcome) {
@@ -24,8 +24,11 @@ std::string_view ToString(AttemptOutcome outcome) {
   return "unknown";
 }
 
-std::string RecordJson(const AttemptRecord& r) {
+std::string RecordJson(const AttemptRecord& r, std::string_view run) {
   json::object o;
+  if (!run.empty()) {
+    o["run"] = run;
+  }
   o["request"] = r.request;
   o["attempt"] = r.attempt;
   o["scheduled_s"] = r.scheduled_s;
@@ -55,4 +58,4 @@ std::string RecordJson(const AttemptRecord& r) {
   return json::serialize(o);
 }
 
-}  // namespace spillway::loadgen
+}  // namespace spillway

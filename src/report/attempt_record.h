@@ -9,7 +9,7 @@
 
 #include "core/types.h"
 
-namespace spillway::loadgen {
+namespace spillway {
 
 /// How one attempt ended, from the client's side.
 enum class AttemptOutcome : std::uint8_t {
@@ -73,6 +73,8 @@ struct AttemptRecord {
 /// degraded (true when an X-Degraded header named max_tokens), cache_hit (X-Cache: hit),
 /// emulated_output_tokens (the hidden length sent to an emulated engine; null when the request
 /// ignored EOS), ttft_forecast_s (the server's X-Spillway-Ttft-Forecast; null when none).
-std::string RecordJson(const AttemptRecord& r);
+/// A non-empty `run` adds "run": the run's label (`spillway sim` gives every line its
+/// policy, e.g. "forecast" or "predictive@gateway", so one file holds a --compare).
+std::string RecordJson(const AttemptRecord& r, std::string_view run = {});
 
-}  // namespace spillway::loadgen
+}  // namespace spillway

@@ -1,0 +1,87 @@
+// `spillway sim` end to end: --records writes one JSON line per attempt of every run of a
+// --compare, labelled by run and counted as the summary counts; a policy list with an empty or
+// unknown name exits 2 and writes nothing.
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "common/run_command.h"
+#include "common/temp_dir.h"
+
+namespace spillway {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_util::CommandResult;
+using testing_util::RunCommand;
+
+CommandResult SimCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {SPILLWAY_BINARY, "sim", "--scenario",
+                                   std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/seed-burst.yaml"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, /*timeout_s=*/120);
+}
+
+TEST(SimCommandTest, RecordsHoldEveryAttemptOfEveryComparedRun) {
+  testing_util::TempDir dir;
+  const std::string records = (dir.path() / "records.jsonl").string();
+  const std::string json = (dir.path() / "runs.json").string();
+  const CommandResult r =
+      SimCommand({"--compare", "predictive,forecast", "--records", records, "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.description << "\n" << r.output;
+  EXPECT_NE(r.output.find("records written to " + records), std::string::npos) << r.output;
+  // Attempts per run, and those with a forecast, from the records.
+  std::map<std::string, std::int64_t> attempts;
+  std::map<std::string, std::int64_t> completed;
+  std::map<std::string, std::int64_t> forecast;
+  std::ifstream in(records);
+  for (std::string line; std::getline(in, line);) {
+    const boost::json::object o = boost::json::parse(line).as_object();
+    const std::string run(o.at("run").as_string());
+    ++attempts[run];
+    completed[run] += o.at("outcome").as_string() == "completed" ? 1 : 0;
+    forecast[run] += o.at("ttft_forecast_s").is_null() ? 0 : 1;
+  }
+  const boost::json::array runs = boost::json::parse([&] {
+                                    std::ifstream j(json);
+                                    return std::string(std::istreambuf_iterator<char>(j), {});
+                                  }())
+                                      .as_array();
+  ASSERT_EQ(runs.size(), 2U);
+  for (const boost::json::value& v : runs) {
+    const boost::json::object& s = v.as_object();
+    const std::string policy(s.at("policy").as_string());
+    EXPECT_EQ(attempts[policy], s.at("offered").to_number<std::int64_t>()) << policy;
+    EXPECT_EQ(completed[policy], s.at("completed").to_number<std::int64_t>()) << policy;
+  }
+  EXPECT_EQ(forecast["predictive"], 0);
+  EXPECT_GT(forecast["forecast"], 0) << "the forecast policy records what it admitted on";
+}
+
+TEST(SimCommandTest, AnEmptyOrUnknownPolicyNameExitsTwoAndWritesNothing) {
+  testing_util::TempDir dir;
+  const std::string records = (dir.path() / "records.jsonl").string();
+  const std::vector<std::vector<std::string>> cases = {
+      {"--policy", ""},
+      {"--policy", "predictive,forecast"},
+      {"--compare", "forecast,"},
+      {"--compare", "predictive,,forecast"},
+      {"--compare", "predictive,fcfs"},
+  };
+  for (std::vector<std::string> args : cases) {
+    const std::string given = args[0] + " '" + args[1] + "'";
+    args.insert(args.end(), {"--records", records});
+    const CommandResult r = SimCommand(args);
+    EXPECT_EQ(r.exit_code, 2) << given << "\n" << r.output;
+    EXPECT_NE(r.output.find(args[0]), std::string::npos) << given << " names the flag\n"
+                                                         << r.output;
+    EXPECT_FALSE(fs::exists(records)) << given;
+  }
+}
+
+}  // namespace
+}  // namespace spillway
