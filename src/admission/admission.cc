@@ -9,7 +9,8 @@ AdmissionController::AdmissionController(AdmissionConfig config, Seconds now)
     : config_(std::move(config)),
       estimator_(config_.estimator),
       output_lengths_(config_.output_lengths),
-      forecast_errors_(config_.forecast_errors, kForecastPriorMargin * config_.ttft_slo_s) {
+      forecast_errors_(config_.forecast_errors, kForecastPriorMargin * config_.ttft_slo_s),
+      fair_share_(config_.fair_share) {
   for (const auto& [tenant, limit] : config_.tenants) {
     buckets_.emplace(tenant, TokenBucket(limit.rate_rps, limit.burst, now));
   }
@@ -228,9 +229,31 @@ AdmissionDecision AdmissionController::Decide(const AdmissionRequest& request,
     return limited;
   }
   AdmissionDecision d = DecidePolicy(request, stats, now, forecast);
+  if (fair_share_.enabled()) {
+    d = ShareFairly(request, std::move(d), now);
+  }
   if (d.admitted()) {
     OnAdmitted(request, d);
     CountAdmission(request.priority, now);
+  }
+  return d;
+}
+
+AdmissionDecision AdmissionController::ShareFairly(const AdmissionRequest& request,
+                                                   AdmissionDecision d, Seconds now) {
+  const std::string_view flow = request.flow.empty() ? request.tenant : request.flow;
+  fair_share_.OnOffered(flow, now);
+  if (d.admitted() && fair_share_.ShouldYield(flow, now)) {
+    // Served above its share while another flow starves: its place in the queue goes to the
+    // starved flow's next request. A second later the shares will have moved.
+    d = Reject(OverloadReason::kFairShare, 1.0, d);
+  }
+  if (d.admitted()) {
+    fair_share_.OnAdmitted(flow, now);
+  } else if (d.verdict == Verdict::kShed || d.verdict == Verdict::kHardLimit) {
+    if (d.reason != OverloadReason::kFairShare && d.reason != OverloadReason::kDraining) {
+      fair_share_.OnRefusedForLoad(flow, now);
+    }
   }
   return d;
 }

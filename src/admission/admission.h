@@ -60,6 +60,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "admission/fair_share.h"
 #include "admission/forecast_errors.h"
 #include "admission/output_lengths.h"
 #include "admission/service_estimator.h"
@@ -91,7 +92,8 @@ enum class OverloadReason : std::uint8_t {
   kDraining,
   kQueueDeadlineExceeded,  ///< admitted, then dropped at the queue head (decided by the engine)
   kDeadlineUnreachable,    ///< predictive: cannot finish before the server's request deadline
-  kNoEndpoint,             ///< the gateway: no endpoint of the pool takes work (routing/router.h)
+  kFairShare,   ///< admissible, but its flow is served above its share while another starves
+  kNoEndpoint,  ///< the gateway: no endpoint of the pool takes work (routing/router.h)
   /// Never servable as asked (400; no retry helps):
   kMaxTokensExceedsDeadline,  ///< not even an idle engine finishes max_tokens before the deadline
   kContextLengthExceeded,     ///< prompt + max_tokens > max_model_len
@@ -180,6 +182,8 @@ struct AdmissionConfig {
   double deadline_output_quantile = 0.9;
   /// The forecast policy's margin, from its measured errors per class (forecast_errors.h).
   PredictionErrorConfig forecast_errors;
+  /// Fair shedding across flows (admission/fair_share.h); off unless min_share_ratio > 0.
+  FairShareConfig fair_share;
 };
 
 /// The forecast policy's question to the engine: seconds from now until the request being
@@ -197,6 +201,8 @@ struct AdmissionRequest {
   /// is unknown to admission, which expects what it learned from completions
   /// (AdmissionController::ExpectedOutput).
   bool ignore_eos = false;
+  /// Its flow for fair shedding (admission/fair_share.h): the fairness ID; empty: the tenant.
+  std::string_view flow = {};
 };
 
 /// The forecast policy's margin before a class has measured errors, as a fraction of the TTFT
@@ -268,6 +274,7 @@ class AdmissionController {
     forecast_errors_.Observe(priority, forecast_s, actual_s);
   }
   const ForecastErrors& forecast_errors() const { return forecast_errors_; }
+  const FairShare& fair_share() const { return fair_share_; }
 
   /// Feeds the service-rate estimator with one finished engine step.
   void OnStep(const StepSample& sample) { estimator_.OnStep(sample); }
@@ -372,6 +379,7 @@ class AdmissionController {
   ServiceEstimator estimator_;
   OutputLengths output_lengths_;
   ForecastErrors forecast_errors_;
+  FairShare fair_share_;
   struct StringHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
@@ -389,6 +397,9 @@ class AdmissionController {
   Seconds ForecastTtft(const AdmissionRequest& request, const TtftForecastFn& forecast,
                        AdmissionDecision* d) const;
   void CountAdmission(std::int32_t priority, Seconds now);
+  /// Fair shedding (fair_share.h): counts the request under its flow and turns an admission
+  /// into a 429 fair_share when its flow must yield to a starved one.
+  AdmissionDecision ShareFairly(const AdmissionRequest& request, AdmissionDecision d, Seconds now);
   /// prefill_tokens_per_s_by_decodes at `decodes` (interpolated, clamped to the table; the
   /// table is not empty).
   double ModelPrefillRate(double decodes) const;

@@ -69,6 +69,8 @@ std::string_view ToString(OverloadReason reason) {
       return "queue_deadline_exceeded";
     case OverloadReason::kDeadlineUnreachable:
       return "deadline_unreachable";
+    case OverloadReason::kFairShare:
+      return "fair_share";
     case OverloadReason::kNoEndpoint:
       return "no_endpoint";
     case OverloadReason::kMaxTokensExceedsDeadline:
@@ -107,6 +109,7 @@ Verdict RefusalVerdict(OverloadReason reason) {
     case OverloadReason::kQueueDelayAndKvSaturation:
     case OverloadReason::kQueueDeadlineExceeded:
     case OverloadReason::kDeadlineUnreachable:
+    case OverloadReason::kFairShare:
       return Verdict::kShed;
     case OverloadReason::kQueueFull:
     case OverloadReason::kQueuedTokensFull:

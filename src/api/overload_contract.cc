@@ -31,6 +31,11 @@ const std::vector<ContractRow>& OverloadContract() {
        "predictive: the request could not finish before the server's request deadline at this "
        "load",
        "rejected-saturated"},
+      {"fair_share", 429, "rate_limit_error", true,
+       "admissible, but its flow (x-gateway-inference-fairness-id, else the tenant) is served "
+       "above its share of the offered load while another flow is starved "
+       "(admission.fair_share)",
+       "rejected-saturated"},
       {"queue_deadline_exceeded", 429, "rate_limit_error", true,
        "admitted, then dropped at the queue head after its queue-ingress deadline, before any "
        "prefill",

@@ -111,6 +111,20 @@ std::vector<SettingSpec> BuildSpecs() {
            "Queue-ingress deadlines for admitted requests", ""),
       Int("admission", "degrade_max_tokens", &S::degrade_max_tokens, 0, k2e24, "",
           "Clamp max_tokens to this under load (0 = no degradation)"),
+      {"admission",
+       "fair_share_min_ratio",
+       &S::fair_share_min_ratio,
+       SettingCheck::kClosedRange,
+       0,
+       1,
+       {},
+       "",
+       "Fair shedding: a flow (x-gateway-inference-fairness-id, else the tenant) refused for "
+       "load may fall to this fraction of its offered share of admissions before flows served "
+       "above theirs get 429 fair_share (0 = off)",
+       ""},
+      Seconds("admission", "fair_share_window_s", &S::fair_share_window_s, "",
+              "Fair shedding: the time constant of the offered and admitted shares, seconds"),
       request_timeout,
   };
 }
@@ -132,6 +146,8 @@ EngineSettings BuildDefaults() {
   d.max_num_queued_reqs = 0;
   d.max_num_queued_tokens = 0;
   d.degrade_max_tokens = 0;
+  d.fair_share_min_ratio = 0;
+  d.fair_share_window_s = 10;
   d.request_timeout_s = 4.5;
   return d;
 }
@@ -148,6 +164,8 @@ std::string Expected(const SettingSpec& s) {
       return "a finite number > 0";
     case SettingCheck::kRange:
       return fmt::format("a number in ({}, {}]", Format(s.lo), Format(s.hi));
+    case SettingCheck::kClosedRange:
+      return fmt::format("a number in [{}, {}]", Format(s.lo), Format(s.hi));
     case SettingCheck::kBool:
       return "true or false";
     case SettingCheck::kString:
@@ -165,9 +183,10 @@ std::string Expected(const SettingSpec& s) {
 
 /// Empty when `v` is fine for `s`, else what it must be.
 std::string CheckNumber(const SettingSpec& s, double v) {
-  const bool ok = s.check == SettingCheck::kInt        ? v >= s.lo && v <= s.hi
-                  : s.check == SettingCheck::kPositive ? std::isfinite(v) && v > 0
-                                                       : v > s.lo && v <= s.hi;
+  const bool ok = s.check == SettingCheck::kInt           ? v >= s.lo && v <= s.hi
+                  : s.check == SettingCheck::kPositive    ? std::isfinite(v) && v > 0
+                  : s.check == SettingCheck::kClosedRange ? v >= s.lo && v <= s.hi
+                                                          : v > s.lo && v <= s.hi;
   return ok ? std::string() : "must be " + Expected(s);
 }
 

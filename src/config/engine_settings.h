@@ -44,6 +44,8 @@ struct EngineSettings {
   std::optional<std::int64_t> max_num_queued_tokens;
   std::optional<bool> queue_deadline;
   std::optional<std::int64_t> degrade_max_tokens;
+  std::optional<double> fair_share_min_ratio;  ///< 0: no fair shedding
+  std::optional<double> fair_share_window_s;
   // timeouts:
   std::optional<double> request_timeout_s;
 };
@@ -55,8 +57,16 @@ using SettingMember =
                  std::optional<std::string> EngineSettings::*>;
 
 /// How a value is checked: integers in [lo, hi]; numbers > 0 (kPositive) or in (lo, hi]
-/// (kRange); strings non-empty or one of `choices`.
-enum class SettingCheck : std::uint8_t { kInt, kPositive, kRange, kBool, kString, kChoice };
+/// (kRange) or in [lo, hi] (kClosedRange); strings non-empty or one of `choices`.
+enum class SettingCheck : std::uint8_t {
+  kInt,
+  kPositive,
+  kRange,
+  kClosedRange,
+  kBool,
+  kString,
+  kChoice
+};
 
 struct SettingSpec {
   std::string_view section;  ///< "engine", "admission" or "timeouts"

@@ -57,7 +57,7 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   };
   const AdmissionDecision d =
       admission_.Decide(AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens,
-                                         request.priority, request.ignore_eos},
+                                         request.priority, request.ignore_eos, request.fairness_id},
                         scheduler_.StatsAhead(request.priority, now), now, forecast);
   if (!d.admitted()) {
     return d;

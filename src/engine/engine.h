@@ -49,6 +49,9 @@ struct EngineRequest {
   /// ignore_eos. From a scenario's hidden length, or live from the emulator-only header
   /// X-Spillway-Emulated-Output-Tokens (docs/serve.md).
   std::int32_t emulated_output_tokens = 0;
+  /// Its flow for fair shedding (admission/fair_share.h): the x-gateway-inference-fairness-id
+  /// header live, the scenario class's fairness_id in the simulator; empty: the tenant.
+  std::string_view fairness_id = {};
 };
 
 /// The accounting of the step BeginStep planned.

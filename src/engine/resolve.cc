@@ -110,6 +110,8 @@ EngineConfig ResolveEngine(const config::EngineSettings& given, const std::strin
   a.max_num_queued_tokens = *s.max_num_queued_tokens;
   a.queue_deadline = s.queue_deadline;  // unset: deadlines under predictive only
   a.degrade_max_tokens = static_cast<std::int32_t>(*s.degrade_max_tokens);
+  a.fair_share.min_share_ratio = *s.fair_share_min_ratio;
+  a.fair_share.window_s = *s.fair_share_window_s;
   a.request_deadline_s = *s.request_timeout_s;
   a.tenants = tenants;
   // Priors until the engine's own measurements arrive, at the context the budgets assume.

@@ -263,6 +263,7 @@ asio::awaitable<void> Runner::Request(std::size_t index) {
   base.emulated_output_tokens = a.ignore_eos ? 0 : a.output_tokens;
   base.class_name = labels.class_name;
   base.priority_requested = labels.priority;
+  base.fairness_id = labels.fairness_id;
   asio::steady_timer backoff(ioc_);
   for (;; ++base.attempt) {
     recorder_.OnAttemptStarted();

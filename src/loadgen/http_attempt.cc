@@ -96,6 +96,9 @@ http::request<http::string_body> MakeRequest(const AttemptContext& c, const Atte
   if (r.priority_requested.has_value()) {
     req.set("X-Priority-Class", std::to_string(*r.priority_requested));
   }
+  if (!r.fairness_id.empty()) {
+    req.set(api::kFairnessIdHeader, r.fairness_id);
+  }
   if (r.emulated_output_tokens > 0) {
     req.set(api::kEmulatedOutputTokensHeader, std::to_string(r.emulated_output_tokens));
   }

@@ -37,6 +37,7 @@ RequestLabels LabelsFor(const Scenario& scenario, const Arrival& a, std::string_
   if (a.class_index >= 0 && static_cast<std::size_t>(a.class_index) < scenario.classes.size()) {
     c = &scenario.classes[static_cast<std::size_t>(a.class_index)];
     out.class_name = c->name;
+    out.fairness_id = c->flow();
   } else if (!scenario.classes.empty()) {
     c = &scenario.classes.front();  // a trace record takes the first class's priority
   }

@@ -33,6 +33,9 @@ struct RequestLabels {
   /// X-Priority-Class to send: the class's `priority` when the scenario file gives one (trace
   /// records: the first class's); nullopt sends no header.
   std::optional<std::int32_t> priority;
+  /// x-gateway-inference-fairness-id to send: the class's flow (its fairness_id, else its
+  /// name; points into the Scenario); empty for trace records, whose flow is their tenant.
+  std::string_view fairness_id;
   /// The key of the arrival's tenant, else `default_key` (points into one of them); empty:
   /// no Authorization header.
   std::string_view api_key;

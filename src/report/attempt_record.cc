@@ -55,6 +55,7 @@ std::string RecordJson(const AttemptRecord& r, std::string_view run) {
       r.emulated_output_tokens > 0 ? json::value(r.emulated_output_tokens) : nullptr;
   o["ttft_forecast_s"] =
       std::isfinite(r.ttft_forecast_s) ? json::value(r.ttft_forecast_s) : json::value(nullptr);
+  o["fairness_id"] = r.fairness_id.empty() ? json::value(nullptr) : json::value(r.fairness_id);
   return json::serialize(o);
 }
 

@@ -62,6 +62,9 @@ struct AttemptRecord {
   /// The reply's X-Spillway-Ttft-Forecast (api::kTtftForecastHeader): the server's TTFT
   /// forecast at admission, seconds; kNever when none (or not a number >= 0).
   Seconds ttft_forecast_s = kNever;
+  /// The x-gateway-inference-fairness-id header sent (the scenario class's flow, points into
+  /// the Scenario); empty when none was (trace records).
+  std::string_view fairness_id;
 };
 
 /// One JSON object on one line (no newline): request, attempt, scheduled_s, sent_s, status,
@@ -72,7 +75,8 @@ struct AttemptRecord {
 /// came back), served_model (the X-Spillway-Served-Model header; null when none came),
 /// degraded (true when an X-Degraded header named max_tokens), cache_hit (X-Cache: hit),
 /// emulated_output_tokens (the hidden length sent to an emulated engine; null when the request
-/// ignored EOS), ttft_forecast_s (the server's X-Spillway-Ttft-Forecast; null when none).
+/// ignored EOS), ttft_forecast_s (the server's X-Spillway-Ttft-Forecast; null when none),
+/// fairness_id (the x-gateway-inference-fairness-id header sent; null when none).
 /// A non-empty `run` adds "run": the run's label (`spillway sim` gives every line its
 /// policy, e.g. "forecast" or "predictive@gateway", so one file holds a --compare).
 std::string RecordJson(const AttemptRecord& r, std::string_view run = {});

@@ -67,6 +67,7 @@ RunRecorder::ClassRecord* RunRecorder::ClassOf(std::string_view class_name) {
 void RunRecorder::OnOffered(Seconds t, bool first_attempt, std::string_view class_name) {
   if (ClassRecord* c = ClassOf(class_name)) {
     ++c->summary.offered;
+    c->summary.first_attempts += first_attempt ? 1 : 0;
   }
   ++s_.offered;
   ++(first_attempt ? s_.first_attempts : s_.retries);

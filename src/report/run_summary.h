@@ -44,7 +44,8 @@ struct PhaseSummary {
 /// One request class (the scenario's `classes[].name`), attributed by each attempt's class.
 /// Lets a run show who was served: short vs long prompts, interactive vs batch.
 struct ClassSummary {
-  std::int64_t offered = 0;  ///< attempts, retries included
+  std::int64_t offered = 0;         ///< attempts, retries included
+  std::int64_t first_attempts = 0;  ///< the class's requests (its offered load)
   std::int64_t admitted = 0;
   std::int64_t rejected = 0;  ///< refused at the door
   std::int64_t dropped = 0;   ///< admitted, then dropped at the queue head
@@ -54,6 +55,30 @@ struct ClassSummary {
   std::int64_t failed = 0;
   Percentiles ttft_s;  ///< attempts of the class that got a first token
 };
+
+/// A class's share of the run's offered load (its first attempts over every class's) and of
+/// what was served (its good requests over every class's), each in [0, 1]; 0 when the run had
+/// none. Fair shedding (admission/fair_share.h) bounds how far the second may fall below the
+/// first.
+struct ClassShares {
+  double offered = 0;
+  double served = 0;
+};
+inline ClassShares SharesOf(const std::map<std::string, ClassSummary>& classes,
+                            const std::string& name) {
+  std::int64_t offered = 0;
+  std::int64_t good = 0;
+  for (const auto& [n, c] : classes) {
+    offered += c.first_attempts;
+    good += c.good;
+  }
+  const auto it = classes.find(name);
+  if (it == classes.end()) {
+    return {};
+  }
+  return {offered > 0 ? static_cast<double>(it->second.first_attempts) / offered : 0.0,
+          good > 0 ? static_cast<double>(it->second.good) / good : 0.0};
+}
 
 /// The requests one model served (RunSummary::served_model).
 struct ServedModelSummary {

@@ -22,7 +22,11 @@ json::object PercentilesJson(const Percentiles& p) {
 json::object ClassesJson(const std::map<std::string, ClassSummary>& classes) {
   json::object out;
   for (const auto& [name, c] : classes) {
+    const ClassShares shares = SharesOf(classes, name);
     out[name] = json::object{{"offered", c.offered},
+                             {"first_attempts", c.first_attempts},
+                             {"offered_share", shares.offered},
+                             {"served_share", shares.served},
                              {"admitted", c.admitted},
                              {"rejected", c.rejected},
                              {"dropped", c.dropped},

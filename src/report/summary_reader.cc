@@ -348,6 +348,30 @@ void ReadServedModels(const Fields& run, RunSummary* s) {
   }
 }
 
+// The per-class counts (optional: runs written before them have none).
+void ReadClasses(const Fields& run, RunSummary* s) {
+  const std::optional<Fields> classes = run.Object("classes", Need::kOptional);
+  if (!classes.has_value()) {
+    return;
+  }
+  for (const auto& entry : classes->object()) {
+    const std::string name(entry.key());
+    const Fields f = *classes->Object(name, Need::kRequired);
+    ClassSummary c;
+    c.offered = f.Integer("offered");
+    c.first_attempts = f.Integer("first_attempts", Need::kOptional);
+    c.admitted = f.Integer("admitted");
+    c.rejected = f.Integer("rejected");
+    c.dropped = f.Integer("dropped");
+    c.completed = f.Integer("completed");
+    c.good = f.Integer("good");
+    c.abandoned = f.Integer("abandoned");
+    c.failed = f.Integer("failed");
+    c.ttft_s = ReadPercentiles(f, "ttft_s", Need::kOptional);
+    s->classes[name] = c;
+  }
+}
+
 void ReadTimeseries(const Fields& run, RunSummary* s) {
   const json::array& points = *run.Array("timeseries", Need::kRequired);
   s->timeseries.reserve(points.size());
@@ -381,6 +405,7 @@ RunSummary ReadRun(const json::value& v, const std::string& where) {
   ReadEngine(run, &s);
   ReadObjectivesAndPhases(run, &s);
   ReadServedModels(run, &s);
+  ReadClasses(run, &s);
   ReadTimeseries(run, &s);
   return s;
 }

@@ -90,6 +90,25 @@ std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
       return Count(m == nullptr ? 0 : m->good);
     });
   }
+  // Who was served, when a run has two classes or more: each class's share of the good
+  // requests against its share of the offered ones (fair shedding bounds the gap).
+  std::set<std::string> classes;
+  for (const RunSummary& s : runs) {
+    if (s.classes.size() >= 2) {
+      for (const auto& [name, c] : s.classes) {
+        classes.insert(name);
+      }
+    }
+  }
+  for (const std::string& name : classes) {
+    rows.emplace_back("  " + name + " served/offered", [name](const RunSummary& s) {
+      if (!s.classes.contains(name)) {
+        return std::string("-");
+      }
+      const ClassShares shares = SharesOf(s.classes, name);
+      return fmt::format("{:.1f}/{:.1f}%", 100 * shares.served, 100 * shares.offered);
+    });
+  }
   const std::size_t num_phases = runs.empty() ? 0 : runs.front().phases.size();
   for (std::size_t i = 0; i < num_phases; ++i) {
     const PhaseSummary& p = runs.front().phases[i];

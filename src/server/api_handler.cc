@@ -148,6 +148,22 @@ std::optional<std::int32_t> EmulatedOutputTokens(const net::Request& request) {
   return v;
 }
 
+// The request's fairness ID (api::kFairnessIdHeader): "" when absent, nullopt when given more
+// than once, empty, longer than api::kMaxFairnessIdBytes or not printable ASCII.
+std::optional<std::string> FairnessId(const net::Request& request) {
+  const std::size_t given = request.count(api::kFairnessIdHeader);
+  if (given == 0) {
+    return std::string();
+  }
+  const auto h = request[api::kFairnessIdHeader];
+  const bool printable =
+      std::all_of(h.begin(), h.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  if (given > 1 || h.empty() || h.size() > api::kMaxFairnessIdBytes || !printable) {
+    return std::nullopt;
+  }
+  return std::string(h);
+}
+
 }  // namespace
 
 ApiHandler::ApiHandler(const ServerConfig& config, std::int32_t max_model_len,
@@ -355,9 +371,19 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
                     "invalid_request_error", "invalid_emulated_output_tokens"));
     co_return;
   }
+  const std::optional<std::string> fairness_id = FairnessId(conn.request());
+  if (!fairness_id.has_value()) {
+    co_await SendError(
+        conn, Error(400,
+                    fmt::format("{} must be given once, as 1 to {} printable ASCII characters "
+                                "(the request's flow for fair shedding).",
+                                api::kFairnessIdHeader, api::kMaxFairnessIdBytes),
+                    "invalid_request_error", "invalid_fairness_id"));
+    co_return;
+  }
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
-  const SubmitRequest submit{tenant,   g.prompt_tokens, max_tokens,
-                             priority, req.ignore_eos,  *emulated_output};
+  const SubmitRequest submit{tenant,         g.prompt_tokens,  max_tokens,  priority,
+                             req.ignore_eos, *emulated_output, *fairness_id};
   g.admitted = co_await engine_.Submit(submit, executor);
   const AdmissionDecision& d = g.admitted.decision;
   if (d.verdict == Verdict::kNeverFits) {  // no retry helps

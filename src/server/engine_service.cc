@@ -95,7 +95,7 @@ SubmitResult EngineService::DoSubmit(const SubmitRequest& request,
   out.decision = engine_.Offer(
       next_id_,
       EngineRequest{request.tenant, request.prompt_tokens, request.max_tokens, request.priority,
-                    request.ignore_eos, request.emulated_output_tokens},
+                    request.ignore_eos, request.emulated_output_tokens, request.fairness_id},
       now);
   metrics_.admission_decisions_total
       ->With({std::string(DecisionName(out.decision)), std::string(ToString(out.decision.reason)),

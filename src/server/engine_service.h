@@ -39,6 +39,7 @@ struct SubmitRequest {
   std::int32_t priority = 0;
   bool ignore_eos = false;
   std::int32_t emulated_output_tokens = 0;  ///< EngineRequest::emulated_output_tokens
+  std::string fairness_id;                  ///< EngineRequest::fairness_id ("": the tenant)
 };
 
 struct SubmitResult {

@@ -62,6 +62,12 @@ api::ApiError OverloadError(const AdmissionDecision& d, double ttft_slo_s,
           "{:.2f} s; a smaller max_tokens may be admitted.",
           d.queue_delay_est_s, d.prefill_est_s, d.decode_est_s, request_timeout_s);
       break;
+    case OverloadReason::kFairShare:
+      message =
+          "Server overloaded (fair_share): this request's flow (x-gateway-inference-fairness-id, "
+          "else its tenant) is served above its share of the offered load while another flow "
+          "is refused; its place goes to the other flow.";
+      break;
     case OverloadReason::kDraining:
       message = "Server is draining for shutdown; send new requests elsewhere.";
       break;

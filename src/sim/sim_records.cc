@@ -19,6 +19,9 @@ AttemptRecord Sim::RecordOf(std::uint32_t logical, std::int32_t attempt, Seconds
   r.max_tokens = a.max_tokens;
   r.emulated_output_tokens = a.ignore_eos ? 0 : a.output_tokens;
   r.class_name = ClassName(a);
+  if (a.class_index >= 0) {
+    r.fairness_id = sc_.classes[static_cast<std::size_t>(a.class_index)].flow();
+  }
   // The X-Priority-Class header the load generator sends: the class's priority when the
   // scenario gives one (request_labels.h); trace records take the first class's.
   const RequestClass* c = a.class_index >= 0    ? &sc_.classes[a.class_index]

@@ -217,8 +217,12 @@ void Sim::ArmTimeouts(std::uint32_t id, Seconds sent_s) {
 
 EngineRequest Sim::RequestOf(std::uint32_t logical) const {
   const Arrival& a = arrivals_[logical_[logical].arrival];
+  // Trace records have no class: their flow is their tenant.
+  const std::string_view flow =
+      a.class_index >= 0 ? sc_.classes[static_cast<std::size_t>(a.class_index)].flow() : "";
   return EngineRequest{a.tenant,   a.prompt_tokens, a.max_tokens,
-                       a.priority, a.ignore_eos,    a.ignore_eos ? 0 : a.output_tokens};
+                       a.priority, a.ignore_eos,    a.ignore_eos ? 0 : a.output_tokens,
+                       flow};
 }
 
 void Sim::DispatchWaiting(Seconds now) {

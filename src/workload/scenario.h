@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/engine_settings.h"
@@ -52,6 +53,10 @@ struct RequestClass {
   /// request asked again, which an exact-result cache can answer), each with its own fixed
   /// prompt and output length; 0 (the default): every request is new.
   std::int32_t distinct_prompts = 0;
+  /// Its flow for fair shedding (admission/fair_share.h), sent as the
+  /// x-gateway-inference-fairness-id header; empty (the default): the class's name.
+  std::string fairness_id;
+  std::string_view flow() const { return fairness_id.empty() ? name : fairness_id; }
 };
 
 struct RateStep {

@@ -3,6 +3,7 @@
 
 #include "workload/scenario.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <limits>
@@ -238,7 +239,7 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
     f.Fail("must be a map {name, share, prompt_tokens, output_tokens, ...}");
   }
   f.RequireKnownKeys({"name", "share", "prompt_tokens", "output_tokens", "max_tokens", "priority",
-                      "tenant", "distinct_prompts"});
+                      "tenant", "distinct_prompts", "fairness_id"});
   RequestClass c;
   c.name = NonEmptyString(Required(f, "name"));
   c.share = OptPositive(f["share"]).value_or(1.0);
@@ -259,6 +260,16 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   }
   c.distinct_prompts =
       static_cast<std::int32_t>(OptIntIn(f["distinct_prompts"], 0, 1 << 30).value_or(0));
+  if (const Field id = f["fairness_id"]; id.present()) {
+    // Sent as the x-gateway-inference-fairness-id header: what the server accepts
+    // (api::kMaxFairnessIdBytes).
+    c.fairness_id = NonEmptyString(id);
+    if (c.fairness_id.size() > 256 ||
+        !std::all_of(c.fairness_id.begin(), c.fairness_id.end(),
+                     [](char ch) { return ch >= 0x20 && ch < 0x7f; })) {
+      id.Fail("must be 1 to 256 printable ASCII characters (the fairness ID header)");
+    }
+  }
   return c;
 }
 

@@ -364,6 +364,24 @@ arrival: {process: trace, file: tiny.csv, time_scale: 0.5, max_tokens: 6}
   EXPECT_EQ(finished("length"), 1);
 }
 
+TEST_F(TraceReplayTest, TheFairnessIdHeaderIsChecked) {
+  const std::string header(api::kFairnessIdHeader);
+  const std::string body = R"({"prompt": [1, 2, 3, 4], "max_tokens": 2})";
+  for (const std::vector<std::pair<std::string, std::string>>& headers :
+       std::vector<std::vector<std::pair<std::string, std::string>>>{
+           {{header, ""}},
+           {{header, std::string(api::kMaxFairnessIdBytes + 1, 'x')}},
+           {{header, "tab\there"}},
+           {{header, "a"}, {header, "b"}}}) {
+    const HttpResponse bad = client().Post("/v1/completions", body, headers);
+    EXPECT_TRUE(server_test::IsOpenAiError(bad, 400, "invalid_fairness_id"))
+        << headers.front().second.size() << ": " << bad.status << " " << bad.body;
+  }
+  const HttpResponse ok = client().Post("/v1/completions", body,
+                                        {{header, std::string(api::kMaxFairnessIdBytes, 'x')}});
+  EXPECT_EQ(ok.status, 200) << ok.body;
+}
+
 TEST_F(TraceReplayTest, TheEmulatedLengthHeaderIsCheckedAndIgnoreEosWins) {
   const std::string header(api::kEmulatedOutputTokensHeader);
   const std::string body = R"({"prompt": [1, 2, 3, 4, 5, 6, 7, 8], "max_tokens": 16)";

@@ -1,5 +1,5 @@
 // What bench attaches to each request from the scenario (loadgen/request_labels.h): the class,
-// the X-Priority-Class it asks for, and the API key of the class's tenant.
+// the X-Priority-Class it asks for, its fairness ID, and the API key of the class's tenant.
 
 #include "loadgen/request_labels.h"
 
@@ -18,7 +18,7 @@ Scenario TwoClasses() {
 arrival: {process: poisson, rate: 10, duration_s: 2}
 classes:
   - {name: interactive, prompt_tokens: 8, output_tokens: 4, priority: 0, tenant: web}
-  - {name: batch, prompt_tokens: 8, output_tokens: 4, priority: 1, tenant: jobs}
+  - {name: batch, prompt_tokens: 8, output_tokens: 4, priority: 1, tenant: jobs, fairness_id: bulk}
   - {name: plain, prompt_tokens: 8, output_tokens: 4}
 )",
                                 "skew.yaml");
@@ -45,6 +45,15 @@ TEST(RequestLabelsTest, ClassAndPriorityFromTheScenarioWhenItGivesOne) {
   const RequestLabels plain = LabelsFor(sc, Of(sc, 2), "", {});
   EXPECT_EQ(plain.class_name, "plain");
   EXPECT_FALSE(plain.priority.has_value()) << "no priority in the file: no header";
+}
+
+TEST(RequestLabelsTest, TheFairnessIdIsTheClasssElseItsName) {
+  const Scenario sc = TwoClasses();
+  EXPECT_EQ(LabelsFor(sc, Of(sc, 0), "", {}).fairness_id, "interactive");
+  EXPECT_EQ(LabelsFor(sc, Of(sc, 1), "", {}).fairness_id, "bulk");
+  Arrival trace;
+  trace.class_index = -1;
+  EXPECT_TRUE(LabelsFor(sc, trace, "", {}).fairness_id.empty()) << "a trace record: its tenant";
 }
 
 TEST(RequestLabelsTest, EveryGeneratedArrivalCarriesItsClass) {

@@ -4,6 +4,7 @@
 
 #include "report/run_recorder.h"
 #include "report/summary_json.h"
+#include "report/table.h"
 
 namespace spillway {
 namespace {
@@ -92,6 +93,35 @@ TEST(SummaryReaderTest, TheTtftCalibrationRoundTrips) {
   EXPECT_EQ(r.ttft_calibration[1].count, 5);
   EXPECT_DOUBLE_EQ(r.ttft_calibration[1].actual_mean_s, 0.38);
   EXPECT_DOUBLE_EQ(r.ttft_calibration[1].actual_p95_s, 0.52);
+}
+
+TEST(SummaryReaderTest, TheClassesAndTheirSharesRoundTrip) {
+  RunSummary s = SampleRun("forecast");
+  ClassSummary& chat = s.classes["chat"];
+  chat.offered = 9;
+  chat.first_attempts = 8;
+  chat.admitted = 7;
+  chat.good = 6;
+  ClassSummary& document = s.classes["document"];
+  document.offered = 4;
+  document.first_attempts = 2;
+  document.good = 2;
+  const boost::json::object json = boost::json::parse(SummaryToJson(s)).as_object();
+  const boost::json::object& shares = json.at("classes").at("document").as_object();
+  EXPECT_DOUBLE_EQ(shares.at("offered_share").as_double(), 0.2) << "2 of 10 requests";
+  EXPECT_DOUBLE_EQ(shares.at("served_share").as_double(), 0.25) << "2 of 8 good";
+  const RunSummary r = ParseRunSummaries(SummaryToJson(s), "one.json").front();
+  ASSERT_EQ(r.classes.size(), 2u);
+  EXPECT_EQ(r.classes.at("chat").offered, 9);
+  EXPECT_EQ(r.classes.at("chat").first_attempts, 8);
+  EXPECT_EQ(r.classes.at("chat").admitted, 7);
+  EXPECT_EQ(r.classes.at("chat").good, 6);
+  const std::vector<TableRow> rows = CompareRows({r});
+  const auto row = std::find_if(rows.begin(), rows.end(), [](const TableRow& t) {
+    return t.label == "  document served/offered";
+  });
+  ASSERT_NE(row, rows.end());
+  EXPECT_EQ(row->cells.front(), "25.0/20.0%");
 }
 
 TEST(SummaryReaderTest, ReadsAnArrayOfRuns) {

@@ -302,6 +302,14 @@ INSTANTIATE_TEST_SUITE_P(
             "NegativePriority",
             kHead + "classes: [{name: a, prompt_tokens: 1, output_tokens: 1, priority: -5}]\n",
             {"test.yaml:3: classes[0].priority", "'-5'"}},
+        ErrorCase{
+            "EmptyFairnessId",
+            kHead + "classes: [{name: a, prompt_tokens: 1, output_tokens: 1, fairness_id: ''}]\n",
+            {"test.yaml:3: classes[0].fairness_id"}},
+        ErrorCase{"LongFairnessId",
+                  kHead + "classes: [{name: a, prompt_tokens: 1, output_tokens: 1, fairness_id: " +
+                      std::string(257, 'x') + "}]\n",
+                  {"test.yaml:3: classes[0].fairness_id: must be 1 to 256 printable ASCII"}},
         ErrorCase{"UnknownTopLevelKey",
                   kHead + kClasses + "clients: {}\n",
                   {"test.yaml:4: clients: unknown field", "got a map"}},

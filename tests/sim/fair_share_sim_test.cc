@@ -1,0 +1,55 @@
+// Fair shedding in the simulator (admission.fair_share_min_ratio, admission/fair_share.h), on
+// the reference burst with varied lengths: by default admission by prediction serves documents
+// at a third of their offered share (their prefill rarely fits); with the bound each class
+// keeps at least half its offered share, at a goodput cost measured here against the default.
+
+#include <gtest/gtest.h>
+
+#include "sim_fixture.h"
+
+namespace spillway {
+namespace {
+
+using simtest::RepoPath;
+using simtest::RunSim;
+
+// The lowest served share over offered share among the run's classes.
+double LowestShareRatio(const RunSummary& s) {
+  double lowest = 1e9;
+  for (const auto& [name, c] : s.classes) {
+    const ClassShares shares = SharesOf(s.classes, name);
+    lowest = std::min(lowest, shares.served / shares.offered);
+  }
+  return lowest;
+}
+
+class FairShareSimTest : public testing::TestWithParam<AdmissionPolicy> {};
+
+TEST_P(FairShareSimTest, EveryClassKeepsHalfItsOfferedShareAtAMeasuredCost) {
+  const Scenario sc = LoadScenario(RepoPath("scenarios/seed-burst-eos-varied.yaml"));
+  ASSERT_EQ(sc.classes.size(), 3U);
+  RunOverrides fair;
+  fair.fair_share_min_ratio = 0.5;
+  const RunSummary by_default = RunSim(sc, GetParam());
+  const RunSummary shared = RunSim(sc, GetParam(), fair);
+  // Measured (served / offered share of documents): predictive 3.3% / 10.3% by default, 6.8%
+  // with the bound; forecast 3.2% and 6.3%.
+  EXPECT_LT(LowestShareRatio(by_default), 0.4);
+  EXPECT_GE(LowestShareRatio(shared), 0.5);
+  EXPECT_GT(shared.rejected_by_reason.at("fair_share"), 0);
+  // The cost: documents take ten chats' engine time. Measured goodput (req/s, whole run):
+  // predictive 10.67 by default, 9.44 with the bound (88%); forecast 10.70 and 8.81 (82%).
+  EXPECT_GE(shared.goodput_rps, 0.8 * by_default.goodput_rps);
+  EXPECT_LT(shared.goodput_rps, by_default.goodput_rps);
+  // The promise to what is admitted holds: at most 1% dropped at the queue head.
+  EXPECT_LE(shared.dropped_at_queue_head, shared.admitted / 100);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, FairShareSimTest,
+                         testing::Values(AdmissionPolicy::kPredictive, AdmissionPolicy::kForecast),
+                         [](const testing::TestParamInfo<AdmissionPolicy>& p) {
+                           return std::string(ToString(p.param));
+                         });
+
+}  // namespace
+}  // namespace spillway
