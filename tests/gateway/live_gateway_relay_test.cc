@@ -7,6 +7,7 @@
 #include <csignal>
 #include <fstream>
 
+#include "api/openai_types.h"
 #include "common/run_command.h"
 #include "common/temp_dir.h"
 #include "gateway/gateway_fixture.h"
@@ -241,6 +242,30 @@ TEST_F(LiveGatewayRefusalTest, AnEndpointsRefusalIsPassedOnWithItsContractHeader
             1);
   EXPECT_EQ(MetricSum(m, "spillway_gateway_retries_total"), 0)
       << "one endpoint: nothing else to try";
+}
+
+// Spillway's own headers pass through the gateway both ways: the engine's TTFT forecast to
+// the client (what `spillway bench` calibrates), the client's fairness ID to the engine.
+class LiveGatewayForecastTest : public GatewayFixture {
+ protected:
+  int upstreams() const override { return 1; }
+  std::vector<std::string> UpstreamArgs(int /*index*/) const override {
+    return {"--policy", "forecast"};
+  }
+};
+
+TEST_F(LiveGatewayForecastTest, TheForecastAndTheFairnessIdPassThrough) {
+  const HttpResponse r = gateway().Post("/v1/completions", SmallCompletionBody(),
+                                        {{std::string(api::kFairnessIdHeader), "docs"}});
+  ASSERT_EQ(r.status, 200) << r.error << r.body;
+  const std::optional<std::string> forecast = r.Header(std::string(api::kTtftForecastHeader));
+  ASSERT_TRUE(forecast.has_value());
+  EXPECT_GE(std::stod(*forecast), 0.0);
+  EXPECT_LT(std::stod(*forecast), 1.0) << "an idle engine: within the SLO";
+  EXPECT_TRUE(IsOpenAiError(gateway().Post("/v1/completions", SmallCompletionBody(),
+                                           {{std::string(api::kFairnessIdHeader), ""}}),
+                            400, "invalid_fairness_id"))
+      << "the engine's check, relayed";
 }
 
 // The gateway's own API keys (as serve's): authentication, the tenant's bucket, and the
