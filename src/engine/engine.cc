@@ -291,6 +291,24 @@ Seconds Engine::ForecastFirstToken(const EngineRequest& request, Seconds now,
                          admission_.UrgentClassRates(request.priority, now));
 }
 
+Seconds Engine::QueueForecast(Seconds now) const {
+  const double mean_prompt = admission_.mean_prompt_tokens();
+  if (config_.admission.policy != AdmissionPolicy::kForecast || mean_prompt <= 0) {
+    return -1;
+  }
+  EngineRequest typical;
+  typical.prompt_tokens = std::max(1, static_cast<std::int32_t>(std::lround(mean_prompt)));
+  typical.max_tokens =
+      std::max(1, static_cast<std::int32_t>(std::ceil(admission_.mean_output_tokens())));
+  typical.ignore_eos = true;
+  const Seconds horizon_s = 2 * config_.admission.ttft_slo_s;
+  const Seconds ttft_s = ForecastFirstToken(typical, now, horizon_s);
+  if (!std::isfinite(ttft_s)) {
+    return horizon_s;
+  }
+  return std::max(0.0, ttft_s - admission_.PrefillEstimate(typical.prompt_tokens));
+}
+
 Seconds Engine::StepToFirstToken(Scheduler* what_if, RequestId id, Seconds now, Seconds horizon_s,
                                  const std::vector<ClassRateEstimate>& overtakers) const {
   StepEvents events;

@@ -110,6 +110,14 @@ class Engine {
   /// (admission.h, TtftForecastFn). Const.
   Seconds ForecastFirstToken(const EngineRequest& request, Seconds now, Seconds horizon_s) const;
 
+  /// What the engine exports for a gateway under the forecast policy (the
+  /// spillway_ttft_forecast_queue_seconds gauge; routing/endpoint_state.h reads it): seconds
+  /// from `now` until a new request of the mean admitted shape would start its prefill, i.e.
+  /// its ForecastFirstToken minus its prefill alone (admission's PrefillEstimate), at least 0.
+  /// Forecast to twice the TTFT SLO: a queue longer than that reads as that (late either way).
+  /// -1 under other policies or before any request was admitted (nothing to forecast with).
+  Seconds QueueForecast(Seconds now) const;
+
   /// Events of the last BeginStep or EndStep.
   const StepEvents& events() const { return events_; }
   /// The step in flight's (or the last step's) accounting.

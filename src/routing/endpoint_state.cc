@@ -100,10 +100,18 @@ Seconds EndpointState::PredictPrefill(std::int32_t prompt_tokens) const {
   return tps > 0 ? prompt_tokens / tps : kNever;
 }
 
-Seconds EndpointState::PredictTtft(std::int32_t prompt_tokens, bool fresh) const {
+Seconds EndpointState::PredictTtft(std::int32_t prompt_tokens, bool fresh,
+                                   std::int32_t priority) const {
   const double mu = ServiceRate();
   const double ahead = QueueAhead(fresh);
-  const Seconds wait = ahead <= 0 ? 0.0 : (mu > 0 ? ahead / mu : kNever);
+  Seconds wait = ahead <= 0 ? 0.0 : (mu > 0 ? ahead / mu : kNever);
+  if (fresh && load_.queue_forecast_s >= 0 && mu > 0 && priority <= 0) {
+    // The engine's own forecast of the wait at the scrape, moved by what the gateway has sent
+    // and seen end since: the queue now against the queue then, over mu.
+    const double ahead_then =
+        std::max(0.0, static_cast<double>(load_.num_waiting) + load_.num_running - MaxRunning());
+    wait = std::max(0.0, load_.queue_forecast_s + (ahead - ahead_then) / mu);
+  }
   return wait + PredictPrefill(prompt_tokens);
 }
 

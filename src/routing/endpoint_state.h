@@ -24,6 +24,9 @@ struct EndpointLoad {
   std::int32_t num_waiting = 0;  ///< requests queued in the engine, not yet running
   std::int32_t num_running = 0;  ///< requests in the running batch
   double kv_usage = 0;           ///< KV cache usage, [0, 1]
+  /// A Spillway engine's own forecast of the wait before a new request's prefill starts,
+  /// seconds (spillway_ttft_forecast_queue_seconds, under its forecast policy); < 0: none.
+  Seconds queue_forecast_s = -1;
 };
 
 enum class EndpointHealth : std::uint8_t {
@@ -89,8 +92,12 @@ class EndpointState {
   /// more than the ceiling so far; else the prior.
   std::int32_t MaxRunning() const;
   /// Predicted TTFT, seconds, of a request of `prompt_tokens` sent now: QueueAhead / ServiceRate
-  /// + prompt_tokens / PrefillRate.
-  Seconds PredictTtft(std::int32_t prompt_tokens, bool fresh) const;
+  /// + prompt_tokens / PrefillRate. With fresh metrics from a Spillway engine that forecasts
+  /// (EndpointLoad::queue_forecast_s), the wait of a request of the most urgent class
+  /// (`priority` 0, the class the engine forecasts for) is its forecast at the scrape plus the
+  /// change in QueueAhead since the scrape / ServiceRate (at least 0); a less urgent request
+  /// is overtaken by what arrives after it, which the forecast does not see: counts as above.
+  Seconds PredictTtft(std::int32_t prompt_tokens, bool fresh, std::int32_t priority = 0) const;
   /// The prefill part of PredictTtft: prompt_tokens / PrefillRate.
   Seconds PredictPrefill(std::int32_t prompt_tokens) const;
 

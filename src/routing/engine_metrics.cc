@@ -94,6 +94,13 @@ std::optional<EndpointLoad> LoadFromMetrics(EngineKind kind,
     kv = exposition.Mean(k.kv_usage_old);
   }
   load.kv_usage = std::min(NonNegative(kv.value_or(0)), 1.0);
+  if (kind == EngineKind::kSpillway) {
+    // One series (spillway serve runs one engine); -1 says it does not forecast.
+    if (const std::optional<double> f = exposition.Sum("spillway_ttft_forecast_queue_seconds");
+        f.has_value() && std::isfinite(*f) && *f >= 0) {
+      load.queue_forecast_s = *f;
+    }
+  }
   return load;
 }
 

@@ -108,7 +108,7 @@ RouteDecision Router::Predictive(const RouteRequest& request,
     if (!fresh && pool[i].exports_metrics() && config_.staleness == Staleness::kFailClose) {
       continue;  // stale, fail-close: counted saturated
     }
-    const Seconds ttft = pool[i].PredictTtft(request.prompt_tokens, fresh);
+    const Seconds ttft = pool[i].PredictTtft(request.prompt_tokens, fresh, request.priority);
     min_prefill_s = std::min(min_prefill_s, pool[i].PredictPrefill(request.prompt_tokens));
     if (ttft <= slo) {
       meets.push_back({i, ttft});

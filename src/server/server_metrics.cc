@@ -54,6 +54,12 @@ ServerMetrics::ServerMetrics(const std::string& model_name) : model(model_name) 
       &r.AddGauge("spillway_estimated_queue_delay_seconds",
                   "W_est: estimated wait before a new request's prefill starts, seconds.")
            .Get();
+  ttft_forecast_queue_seconds =
+      &r.AddGauge("spillway_ttft_forecast_queue_seconds",
+                  "Under the forecast policy: the engine's forecast of the wait before a new "
+                  "request of the mean admitted shape starts its prefill, seconds (at most twice "
+                  "the TTFT SLO; -1: not forecast). A gateway routes on it.")
+           .Get();
   service_rate_requests_per_second =
       &r.AddGauge("spillway_service_rate_requests_per_second",
                   "Service rate mu_hat, requests per second: the profile's prior until "

@@ -41,6 +41,7 @@ struct ServerMetrics {
   metrics::Family<metrics::Counter>* http_requests_total;        ///< {status}
   metrics::Family<metrics::Counter>* aborts_total;               ///< {cause}
   metrics::Gauge* estimated_queue_delay_seconds;
+  metrics::Gauge* ttft_forecast_queue_seconds;
   metrics::Gauge* service_rate_requests_per_second;
   metrics::Gauge* prefill_throughput_tokens_per_second;
   metrics::Counter* engine_busy_seconds_total;

@@ -287,9 +287,11 @@ void GatewayFront::Scrape(const std::vector<std::unique_ptr<Engine>>& engines, S
         continue;  // no answer: the last scrape ages towards staleness
       }
       const Engine& engine = *engines[r];
+      // What spillway serve's /metrics would say: its queue, KV and (forecast policy) the
+      // engine's forecast of the wait (spillway_ttft_forecast_queue_seconds).
       s.pool.OnScrape(i,
                       {engine.scheduler().num_waiting(), engine.scheduler().num_running(),
-                       engine.blocks().usage()},
+                       engine.blocks().usage(), engine.QueueForecast(now)},
                       now);
     }
   }

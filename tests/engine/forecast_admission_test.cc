@@ -105,6 +105,25 @@ TEST(ForecastAdmissionTest, AColdBurstGetsTheBatchItCanStartAndRefusalsAtOnce) {
   }
 }
 
+TEST(ForecastAdmissionTest, TheExportedQueueForecastIsTheWaitOfATypicalRequest) {
+  // What spillway_ttft_forecast_queue_seconds tells a gateway (Engine::QueueForecast).
+  EngineDriver predictive(enginetest::Resolve(enginetest::Seed("predictive")));
+  predictive.Offer(Known(32, 64));
+  EXPECT_LT(predictive.engine().QueueForecast(predictive.now()), 0) << "forecast policy only";
+  EngineDriver driver(enginetest::Resolve(enginetest::Seed("forecast")));
+  EXPECT_LT(driver.engine().QueueForecast(0), 0) << "nothing admitted: no typical request";
+  driver.Offer(Known(32, 64));
+  EXPECT_NEAR(driver.engine().QueueForecast(0), 0, 0.035) << "one running: no wait";
+  for (int i = 0; i < 200; ++i) {
+    driver.Offer(Known(32, 64));  // the batch and what starts within the SLO
+  }
+  const Seconds full = driver.engine().QueueForecast(0);
+  EXPECT_GT(full, 0.5) << "a full batch and a queue ahead";
+  EXPECT_LE(full, 2.0) << "forecast no further than twice the SLO";
+  driver.RunToIdle(60);
+  EXPECT_NEAR(driver.engine().QueueForecast(driver.now()), 0, 1e-9) << "idle again";
+}
+
 TEST(ForecastAdmissionTest, UrgentArrivalsExpectedMeanwhileDelayALowerClass) {
   // Priority scheduling with aging: class 0 arrives at 20 req/s, above what the engine
   // serves. A class-1 request is forecast with the class-0 arrivals expected while it waits

@@ -105,6 +105,25 @@ TEST(EndpointStateTest, PredictedTtftIsTheWaitAheadPlusThePrefill) {
   EXPECT_NEAR(e.PredictTtft(400, true), 0.1, kTol) << "nothing ahead: prefill only";
 }
 
+TEST(EndpointStateTest, ASpillwayEnginesForecastIsTheWaitMovedBySendsSince) {
+  EndpointState e("a", true, Priors());
+  // The engine forecasts 0.25 s of wait where the counts (6 ahead at 10 req/s) say 0.6 s.
+  e.OnScrape({.num_waiting = 6, .num_running = 4, .kv_usage = 0.9, .queue_forecast_s = 0.25}, 0.0);
+  EXPECT_NEAR(e.PredictTtft(400, true), 0.25 + 0.1, kTol);
+  e.OnForward(0.1);
+  e.OnForward(0.1);
+  EXPECT_NEAR(e.PredictTtft(400, true), 0.25 + 0.2 + 0.1, kTol) << "two more ahead, over mu";
+  EXPECT_NEAR(e.PredictTtft(400, true, /*priority=*/1), 0.8 + 0.1, kTol)
+      << "a less urgent request is predicted from the counts";
+  EXPECT_NEAR(e.PredictTtft(400, false), 0.1, kTol)
+      << "stale: the gateway's own in-flight count (2) within the batch";
+  e.OnScrape({.num_waiting = 0, .num_running = 1, .kv_usage = 0.1, .queue_forecast_s = 0}, 1.0);
+  for (int i = 0; i < 3; ++i) {
+    e.OnFinish(1.1, true);
+  }
+  EXPECT_NEAR(e.PredictTtft(400, true), 0.1, kTol) << "never below no wait";
+}
+
 TEST(EndpointStateTest, WithoutMetricsTheBatchIsTheOneGivenAndAReloadCanChangeIt) {
   EndpointState hosted("a", /*exports_metrics=*/false,
                        {.service_rate_rps = 10, .prefill_tokens_per_s = 4000, .max_running = 200});

@@ -87,5 +87,27 @@ TEST(EngineMetricsTest, SpillwayIsToldFromVllmByItsOwnSeries) {
   EXPECT_EQ(DetectEngineKind(e), EngineKind::kSpillway);
 }
 
+TEST(EngineMetricsTest, ASpillwayEnginesForecastIsReadWhenItForecasts) {
+  const std::string load = "vllm:num_requests_waiting 1\nvllm:num_requests_running 2\n";
+  const auto forecast = [&](const std::string& value) {
+    return LoadFromMetrics(EngineKind::kSpillway,
+                           metrics::ParseExposition(load + "spillway_ttft_forecast_queue_seconds " +
+                                                    value + "\n"))
+        ->queue_forecast_s;
+  };
+  EXPECT_DOUBLE_EQ(forecast("0.35"), 0.35);
+  EXPECT_LT(forecast("-1"), 0) << "the engine does not forecast (another policy)";
+  EXPECT_LT(forecast("NaN"), 0);
+  EXPECT_LT(
+      LoadFromMetrics(EngineKind::kSpillway, metrics::ParseExposition(load))->queue_forecast_s, 0)
+      << "an older Spillway without the series";
+  EXPECT_LT(LoadFromMetrics(
+                EngineKind::kVllm,
+                metrics::ParseExposition(load + "spillway_ttft_forecast_queue_seconds 0.35\n"))
+                ->queue_forecast_s,
+            0)
+      << "read for the spillway kind only";
+}
+
 }  // namespace
 }  // namespace spillway::routing
