@@ -101,6 +101,17 @@ int RunBenchCommand(BenchArgs& a) {
   o.duration_limit_s = a.duration_limit_s > 0 ? a.duration_limit_s : kNever;
   o.scrape_metrics = !a.no_metrics;
   o.progress = !a.no_progress && ::isatty(STDERR_FILENO) == 1;
+  const std::vector<std::pair<const char*, std::string>> outputs = {
+      {"--json", a.json_out}, {"--records", a.records_out}, {"--timeseries", a.timeseries_out}};
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      if (OutputFile::SameFile(outputs[i].second, outputs[j].second)) {
+        std::cerr << "spillway bench: " << outputs[i].first << " and " << outputs[j].first
+                  << " name the same file (" << outputs[i].second << ")\n";
+        return 2;
+      }
+    }
+  }
   // Each replaces its file only when the run succeeds (an earlier run's output survives).
   OutputFile json(a.json_out, "--json");
   OutputFile records(a.records_out, "--records");

@@ -30,8 +30,12 @@ void AddSettingFlags(CLI::App* cmd, config::EngineSettings* out,
               return;
             }
           }
-          cmd->add_option_function<T>(
+          CLI::Option* option = cmd->add_option_function<T>(
               name, [out, member](const T& v) { out->*member = v; }, help);
+          // CLI11 reads "" as 0 for a number: an empty value is a mistake, not a zero.
+          option->check([](const std::string& v) {
+            return v.empty() ? std::string("needs a value") : std::string();
+          });
         },
         spec.member);
   }

@@ -104,11 +104,15 @@ std::string CheckPolicyNames(const std::string& list) {
   if (names.empty()) {
     return "needs at least one policy";
   }
-  for (const std::string& name : names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
     AdmissionPolicy policy{};
-    if (!ParseAdmissionPolicy(name, &policy)) {
-      return fmt::format("unknown policy '{}' (known: {})", name,
+    if (!ParseAdmissionPolicy(names[i], &policy)) {
+      return fmt::format("unknown policy '{}' (known: {})", names[i],
                          fmt::join(kAdmissionPolicyNames, ", "));
+    }
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return "policy '" + names[i] + "' is given twice (its runs would be the same)";
     }
   }
   return {};
@@ -186,6 +190,10 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
   }
   // The scenario's seed unless --seed is given.
   const std::uint64_t seed = a.seed_option->count() > 0 ? a.seed : sc.seed;
+  if (OutputFile::SameFile(a.json_out, a.records_out)) {
+    std::cerr << "spillway sim: --json and --records name the same file (" << a.json_out << ")\n";
+    return 2;
+  }
   OutputFile json(a.json_out, "--json");  // replaces the file only when the run succeeds
   OutputFile records(a.records_out, "--records");
   const std::string profile_dir = a.profile_dir.empty() ? DefaultProfileDir() : a.profile_dir;
@@ -386,19 +394,22 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                 "scheduler forward, and put the errors in the summary JSON "
                 "(ttft_prediction_abs_error_s, beside ttft_estimate_abs_error_s: admission's W_est "
                 "+ t_prefill)");
-  sim->add_option("--records", args->records_out,
-                  "Write one JSON line per attempt here, as `spillway bench --records` does, with "
-                  "\"run\": the policy (and @router) of the run it belongs to")
-      ->check([](const std::string& s) {
-        return s.empty() ? std::string("needs a file name") : std::string();
-      });
+  CLI::Option* records =
+      sim->add_option(
+             "--records", args->records_out,
+             "Write one JSON line per attempt here, as `spillway bench --records` does, with "
+             "\"run\": the policy (and @router) of the run it belongs to")
+          ->check([](const std::string& s) {
+            return s.empty() ? std::string("needs a file name") : std::string();
+          });
   sim->add_option("--json", args->json_out, "Write the run summary JSON here")
       ->check([](const std::string& s) {
         return s.empty() ? std::string("needs a file name") : std::string();
       });
   sim->add_flag("--measure-capacity", args->measure_capacity,
                 "Find the sustainable rate mu (one replica) for the scenario's mix")
-      ->excludes(router);
+      ->excludes(router)
+      ->excludes(records);
   sim->add_option("--profile-dir", args->profile_dir, "Directory of profile YAML files");
   // Every engine, admission and timeouts setting (the scenario's values are the defaults).
   AddSettingFlags(sim, &args->settings, {"policy"});

@@ -275,6 +275,10 @@ class AdmissionController {
   }
   const ForecastErrors& forecast_errors() const { return forecast_errors_; }
   const FairShare& fair_share() const { return fair_share_; }
+  /// An admitted request of `flow` (AdmissionRequest::flow, else its tenant) failed at the
+  /// server's request deadline: fair shedding stops counting the flow as starved when most of
+  /// its admissions do (fair_share.h).
+  void OnFlowFailed(std::string_view flow, Seconds now) { fair_share_.OnFailed(flow, now); }
 
   /// Feeds the service-rate estimator with one finished engine step.
   void OnStep(const StepSample& sample) { estimator_.OnStep(sample); }

@@ -12,15 +12,20 @@ FairShare::Flow& FairShare::FlowOf(std::string_view flow, Seconds now) {
     it = flows_.try_emplace(std::string(key)).first;
   }
   Flow& f = it->second;
-  const auto [offered, admitted] = At(f, now);
-  f.offered = offered;
-  f.admitted = admitted;
+  const double decay = Decay(f, now);
+  f.offered *= decay;
+  f.admitted *= decay;
+  f.failed *= decay;
   f.last_s = now;
   return f;
 }
 
+double FairShare::Decay(const Flow& f, Seconds now) const {
+  return now > f.last_s ? std::exp(-(now - f.last_s) / config_.window_s) : 1.0;
+}
+
 std::pair<double, double> FairShare::At(const Flow& f, Seconds now) const {
-  const double decay = now > f.last_s ? std::exp(-(now - f.last_s) / config_.window_s) : 1.0;
+  const double decay = Decay(f, now);
   return {f.offered * decay, f.admitted * decay};
 }
 
@@ -33,6 +38,12 @@ void FairShare::OnOffered(std::string_view flow, Seconds now) {
 void FairShare::OnAdmitted(std::string_view flow, Seconds now) {
   if (enabled()) {
     FlowOf(flow, now).admitted += 1;
+  }
+}
+
+void FairShare::OnFailed(std::string_view flow, Seconds now) {
+  if (enabled()) {
+    FlowOf(flow, now).failed += 1;
   }
 }
 
@@ -59,6 +70,9 @@ bool FairShare::Starved(const Flow& f, double offered_total, double admitted_tot
     return false;  // not contending now
   }
   const auto [offered, admitted] = At(f, now);
+  if (admitted > 0 && f.failed * Decay(f, now) > kMaxFailedFraction * admitted) {
+    return false;  // what it is admitted fails anyway: more room would buy nothing
+  }
   const double admitted_share = admitted_total > 0 ? admitted / admitted_total : 0.0;
   return admitted_share < config_.min_share_ratio * offered / offered_total;
 }

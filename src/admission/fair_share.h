@@ -10,6 +10,7 @@
 // the last contention_s and its admitted share is below r x its offered share; while any flow
 // is starved, a request of a flow served above its own offered share is refused (429
 // fair_share, retry after 1 s), which shortens the queue for the starved flow's next request.
+// A flow whose admitted requests mostly fail at the request deadline is never starved.
 // Counts are exponentially decayed with time constant window_s, so shares are recent ones.
 //
 // Not thread-safe; no clock, no I/O. Memory: at most kMaxFlows flows (the rest share one).
@@ -49,6 +50,11 @@ class FairShare {
   static constexpr std::size_t kMaxFlows = 64;
   /// The flow that flows beyond kMaxFlows are counted under.
   static constexpr std::string_view kOtherFlows = "(other)";
+  /// A flow whose admitted requests fail at the request deadline more often than this is not
+  /// starved:
+  /// queue room is not what it lacks (a prompt too long for the deadline would take room from
+  /// the others and fail anyway).
+  static constexpr double kMaxFailedFraction = 0.5;
 
   explicit FairShare(FairShareConfig config = {}) : config_(config) {}
 
@@ -59,6 +65,8 @@ class FairShare {
   void OnOffered(std::string_view flow, Seconds now);
   /// It was admitted.
   void OnAdmitted(std::string_view flow, Seconds now);
+  /// An admitted request of `flow` failed at the server's request deadline (504).
+  void OnFailed(std::string_view flow, Seconds now);
   /// It was refused for load (queue delay, KV, deadline, a full queue): the flow contends.
   void OnRefusedForLoad(std::string_view flow, Seconds now);
 
@@ -73,11 +81,14 @@ class FairShare {
   struct Flow {
     double offered = 0;  // decayed counts, as of last_s
     double admitted = 0;
+    double failed = 0;  // admitted, then failed at the request deadline
     Seconds last_s = 0;
     Seconds refused_s = kNever;  // the last refusal for load; kNever: none
   };
   Flow& FlowOf(std::string_view flow, Seconds now);
   /// `f`'s counts decayed to `now`: (offered, admitted).
+  /// The decay of `f`'s counts from its last update to `now`, in (0, 1].
+  double Decay(const Flow& f, Seconds now) const;
   std::pair<double, double> At(const Flow& f, Seconds now) const;
   /// Every flow's decayed counts at `now`, summed: (offered, admitted).
   std::pair<double, double> Totals(Seconds now) const;

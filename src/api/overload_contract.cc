@@ -34,7 +34,7 @@ const std::vector<ContractRow>& OverloadContract() {
       {"fair_share", 429, "rate_limit_error", true,
        "admissible, but its flow (x-gateway-inference-fairness-id, else the tenant) is served "
        "above its share of the offered load while another flow is starved "
-       "(admission.fair_share)",
+       "(admission.fair_share_min_ratio)",
        "rejected-saturated"},
       {"queue_deadline_exceeded", 429, "rate_limit_error", true,
        "admitted, then dropped at the queue head after its queue-ingress deadline, before any "

@@ -63,6 +63,9 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
     return d;
   }
   forecast_memo_.clear();  // the queue changes
+  if (admission_.fair_share().enabled()) {
+    flows_[id] = std::string(request.fairness_id.empty() ? request.tenant : request.fairness_id);
+  }
   if (d.ttft_forecast_s >= 0 && std::isfinite(d.ttft_forecast_s)) {
     forecasts_[id] = Forecast{now, d.ttft_forecast_s, request.priority};
   }
@@ -106,9 +109,16 @@ const StepPlan& Engine::BeginStep(Seconds now) {
     if (r.finish_reason == FinishReason::kStop) {  // a stop string the driver matched
       admission_.OnFinished(QueryOf(r), r.num_output_tokens);
     }
-    if (deadline_aborts_.erase(r.spec.id) > 0 && r.num_output_tokens > 0) {
+    const bool at_deadline = deadline_aborts_.erase(r.spec.id) > 0;
+    if (at_deadline && r.num_output_tokens > 0) {
       // Still generating at the deadline: as long as its cap, for all admission can tell.
       admission_.OnFinished(QueryOf(r), r.spec.max_output_tokens);
+    }
+    if (const auto flow = flows_.find(r.spec.id); flow != flows_.end()) {
+      if (at_deadline) {
+        admission_.OnFlowFailed(flow->second, now);
+      }
+      flows_.erase(flow);
     }
   }
   if (plan.empty()) {
@@ -147,6 +157,7 @@ void Engine::EndStep(Seconds now) {
   for (const Request& r : events_.finished) {
     if (r.finish_reason == FinishReason::kLength || r.finish_reason == FinishReason::kStop) {
       deadline_aborts_.erase(r.spec.id);  // finished in the step its deadline came
+      flows_.erase(r.spec.id);
       ++completions;
       admission_.OnFinished(QueryOf(r), r.num_output_tokens);
     }

@@ -219,6 +219,9 @@ class Engine {
   };
   /// Requests admitted with a finite forecast, until their first token or their end.
   std::unordered_map<RequestId, Forecast> forecasts_;
+  /// Under fair shedding, each live request's flow (its fairness ID, else its tenant): a
+  /// failure at the request deadline is told to admission (OnFlowFailed).
+  std::unordered_map<RequestId, std::string> flows_;
   /// Forecasts made since the engine last changed (a step, an admission, an abort) at one
   /// time `now`, by prompt length, max_tokens and class: in a burst, the arrivals refused between
   /// two steps ask the same question (1,000 at once ask it three times, once per shape). Cleared on

@@ -149,13 +149,18 @@ int Server::Run() {
   });
   const auto& p = m.engine_config.profile;
   const std::string long_prefill = LongPrefillSummary(m.engine_config.scheduler);
+  const FairShareConfig& fair = m.engine_config.admission.fair_share;
+  const std::string policy =
+      std::string(ToString(m.engine_config.admission.policy)) +
+      (fair.min_share_ratio > 0
+           ? fmt::format(" with fair shedding (min share ratio {:g})", fair.min_share_ratio)
+           : std::string());
   std::cerr << fmt::format(
       "spillway serve: listening on http://{}:{} (model '{}', EMULATED executor: profile {}, "
       "policy {}, max_num_seqs {}, max_num_batched_tokens {}, {} KV blocks{})\n",
-      m.config.host, m.http->port(), m.config.model, p.name,
-      ToString(m.engine_config.admission.policy), m.engine_config.scheduler.max_num_seqs,
-      m.engine_config.scheduler.max_num_batched_tokens, m.engine_config.num_gpu_blocks,
-      long_prefill.empty() ? std::string() : ", " + long_prefill);
+      m.config.host, m.http->port(), m.config.model, p.name, policy,
+      m.engine_config.scheduler.max_num_seqs, m.engine_config.scheduler.max_num_batched_tokens,
+      m.engine_config.num_gpu_blocks, long_prefill.empty() ? std::string() : ", " + long_prefill);
   if (m.on_listening) {
     m.on_listening(m.http->port());
   }

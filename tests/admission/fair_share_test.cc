@@ -67,6 +67,18 @@ TEST(FairShareTest, AFlowNoLongerRefusedDoesNotContend) {
   EXPECT_FALSE(fair.ShouldYield("chat", 2.1)) << "its last refusal is older than contention_s";
 }
 
+TEST(FairShareTest, AFlowWhoseAdmissionsMostlyFailIsNotStarved) {
+  FairShare fair(FairConfig(0.5));
+  OfferFlow(&fair, "chat", 80, 80, 0);
+  OfferFlow(&fair, "huge", 20, 2, 0);
+  fair.OnRefusedForLoad("huge", 0);
+  fair.OnFailed("huge", 0);
+  EXPECT_TRUE(fair.ShouldYield("chat", 0)) << "one of its two admitted failed: still starved";
+  fair.OnFailed("huge", 0);
+  EXPECT_FALSE(fair.ShouldYield("chat", 0))
+      << "both failed at the deadline: room in the queue would not have served it";
+}
+
 TEST(FairShareTest, AFlowAtItsFloorIsNotStarved) {
   FairShare fair(FairConfig(0.5));
   OfferFlow(&fair, "chat", 80, 40, 0);

@@ -1,6 +1,7 @@
 // `spillway sim` end to end: --records writes one JSON line per attempt of every run of a
-// --compare, labelled by run and counted as the summary counts; a policy list with an empty or
-// unknown name exits 2 and writes nothing.
+// --compare, labelled by run and counted as the summary counts; bad flags (an empty or
+// unknown policy, a policy twice, an empty number, --records with --measure-capacity) exit 2
+// and write nothing; outputs follow symlinks, refuse directories and each other.
 
 #include <gtest/gtest.h>
 
@@ -62,7 +63,7 @@ TEST(SimCommandTest, RecordsHoldEveryAttemptOfEveryComparedRun) {
   EXPECT_GT(forecast["forecast"], 0) << "the forecast policy records what it admitted on";
 }
 
-TEST(SimCommandTest, AnEmptyOrUnknownPolicyNameExitsTwoAndWritesNothing) {
+TEST(SimCommandTest, BadFlagsExitTwoNamingTheFlagAndWriteNothing) {
   testing_util::TempDir dir;
   const std::string records = (dir.path() / "records.jsonl").string();
   const std::vector<std::vector<std::string>> cases = {
@@ -71,15 +72,45 @@ TEST(SimCommandTest, AnEmptyOrUnknownPolicyNameExitsTwoAndWritesNothing) {
       {"--compare", "forecast,"},
       {"--compare", "predictive,,forecast"},
       {"--compare", "predictive,fcfs"},
+      {"--compare", "forecast,forecast"},
+      {"--kv-headroom", ""},
+      {"--fair-share-min-ratio", ""},
+      {"--measure-capacity", "--records"},
   };
   for (std::vector<std::string> args : cases) {
     const std::string given = args[0] + " '" + args[1] + "'";
+    if (args[1] == "--records") {
+      args.pop_back();  // a flag with --records after it
+    }
     args.insert(args.end(), {"--records", records});
     const CommandResult r = SimCommand(args);
     EXPECT_EQ(r.exit_code, 2) << given << "\n" << r.output;
     EXPECT_NE(r.output.find(args[0]), std::string::npos) << given << " names the flag\n"
                                                          << r.output;
     EXPECT_FALSE(fs::exists(records)) << given;
+  }
+}
+
+TEST(SimCommandTest, OutputsFollowSymlinksAndRefuseDirectoriesAndEachOther) {
+  testing_util::TempDir dir;
+  const fs::path target = dir.path() / "target.jsonl";
+  const fs::path link = dir.path() / "link.jsonl";
+  fs::create_symlink(target, link);
+  const CommandResult r = SimCommand({"--records", link.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link))) << "the link is kept";
+  EXPECT_GT(fs::file_size(target), 0U) << "and the file it points to written";
+  const CommandResult same = SimCommand({"--records", link.string(), "--json", target.string()});
+  EXPECT_EQ(same.exit_code, 2) << same.output;
+  EXPECT_NE(same.output.find("--json and --records name the same file"), std::string::npos)
+      << same.output;
+  for (const std::string& directory : {dir.path().string(), dir.path().string() + "/new/"}) {
+    const CommandResult d = SimCommand({"--records", directory});
+    EXPECT_EQ(d.exit_code, 1) << d.output;
+    EXPECT_NE(d.output.find("cannot write --records " + directory + ": Is a directory"),
+              std::string::npos)
+        << d.output;
+    EXPECT_EQ(d.output.find("goodput"), std::string::npos) << "refused before the run";
   }
 }
 
