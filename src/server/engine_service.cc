@@ -279,7 +279,10 @@ void EngineService::Publish() {
                                                 metrics_.recomputed_prefill_tokens_total->value());
   const Seconds w = engine_.QueueDelayEstimate();
   metrics_.estimated_queue_delay_seconds->Set(std::isfinite(w) ? w : -1.0);
-  metrics_.ttft_forecast_queue_seconds->Set(engine_.QueueForecast(clock_.Now()));
+  if (const Seconds now = clock_.Now(); now - queue_forecast_s_ >= kQueueForecastEvery) {
+    queue_forecast_s_ = now;
+    metrics_.ttft_forecast_queue_seconds->Set(engine_.QueueForecast(now));
+  }
   const ServiceEstimator& est = engine_.admission().estimator();
   metrics_.service_rate_requests_per_second->Set(est.service_rate_rps());
   metrics_.prefill_throughput_tokens_per_second->Set(est.prefill_tokens_per_s());

@@ -123,6 +123,10 @@ class EngineService {
   bool idle_ = false;
   std::atomic<std::int64_t> in_flight_{0};
   std::atomic<double> heartbeat_s_{0};
+  /// When spillway_ttft_forecast_queue_seconds was last computed (Publish): at most every
+  /// kQueueForecastEvery, well within a gateway's 0.25 s scrape, not at every step.
+  Seconds queue_forecast_s_ = -1e9;
+  static constexpr Seconds kQueueForecastEvery = 0.05;
 };
 
 }  // namespace spillway::server

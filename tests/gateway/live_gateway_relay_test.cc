@@ -262,6 +262,11 @@ TEST_F(LiveGatewayForecastTest, TheForecastAndTheFairnessIdPassThrough) {
   ASSERT_TRUE(forecast.has_value());
   EXPECT_GE(std::stod(*forecast), 0.0);
   EXPECT_LT(std::stod(*forecast), 1.0) << "an idle engine: within the SLO";
+  // What the gateway routes on: the engine's forecast wait is exported, within its range.
+  const double wait =
+      MetricSum(upstream_client(0).Get("/metrics").body, "spillway_ttft_forecast_queue_seconds");
+  EXPECT_GE(wait, 0.0);
+  EXPECT_LE(wait, 2.0);
   EXPECT_TRUE(IsOpenAiError(gateway().Post("/v1/completions", SmallCompletionBody(),
                                            {{std::string(api::kFairnessIdHeader), ""}}),
                             400, "invalid_fairness_id"))
