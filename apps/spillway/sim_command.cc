@@ -266,7 +266,8 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
           return RunCapacity(sc, rc, a, &json);
         }
       }
-      // Its label, as the table and the summary name it.
+      // Its label, as the table, the summary and the records name it: e.g. predictive@gateway
+      // (admission @ router).
       std::string label(ToString(policy));
       if (opt.gateway.has_value() || routers.size() > 1) {
         label += "@" + router;
@@ -280,9 +281,7 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
       if (opt.gateway.has_value() || a.replicas > 1) {
         runs.back().router = router;
       }
-      if (opt.gateway.has_value() || routers.size() > 1) {
-        runs.back().policy += "@" + router;  // e.g. predictive@gateway: admission @ router
-      }
+      runs.back().policy = label;
     }
   }
   std::cout << fmt::format(

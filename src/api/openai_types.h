@@ -24,10 +24,9 @@ inline constexpr std::string_view kEmulatedOutputTokensHeader = "X-Spillway-Emul
 /// (`ttft_forecast_s`) and calibrates it against the TTFT it measured.
 inline constexpr std::string_view kTtftForecastHeader = "X-Spillway-Ttft-Forecast";
 /// The request's flow for fair shedding (admission/fair_share.h), the Gateway API Inference
-/// Extension's flow-control fairness ID: at most kMaxFairnessIdBytes printable ASCII bytes.
+/// Extension's flow-control fairness ID: core/fairness_id.h says which values are valid.
 /// Without it a request's flow is its tenant.
 inline constexpr std::string_view kFairnessIdHeader = "x-gateway-inference-fairness-id";
-inline constexpr std::size_t kMaxFairnessIdBytes = 256;
 
 enum class Endpoint : std::uint8_t { kCompletions, kChatCompletions };
 

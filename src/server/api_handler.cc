@@ -14,16 +14,17 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <cctype>
-#include <charconv>
 #include <ctime>
 
 #include "api/overload_contract.h"
 #include "api/request_parser.h"
 #include "api/responses.h"
 #include "api/routes.h"
+#include "core/fairness_id.h"
 #include "server/api_keys.h"
 #include "server/generation_end.h"
 #include "server/refusal_replies.h"
+#include "server/request_headers.h"
 
 namespace spillway::server {
 namespace {
@@ -129,39 +130,6 @@ bool ApplyStop(std::string* text, const std::vector<std::string>& stop) {
   }
   text->resize(cut);
   return true;
-}
-
-// The emulator-only hidden output length (api::kEmulatedOutputTokensHeader): 0 when absent,
-// nullopt when given more than once or not as an integer in [1, 2^24].
-std::optional<std::int32_t> EmulatedOutputTokens(const net::Request& request) {
-  const std::size_t given = request.count(api::kEmulatedOutputTokensHeader);
-  if (given == 0) {
-    return 0;
-  }
-  const auto h = request[api::kEmulatedOutputTokensHeader];
-  std::int32_t v = 0;
-  const auto [end, ec] = std::from_chars(h.data(), h.data() + h.size(), v);
-  if (given > 1 || h.empty() || ec != std::errc{} || end != h.data() + h.size() || v < 1 ||
-      v > (1 << 24)) {
-    return std::nullopt;
-  }
-  return v;
-}
-
-// The request's fairness ID (api::kFairnessIdHeader): "" when absent, nullopt when given more
-// than once, empty, longer than api::kMaxFairnessIdBytes or not printable ASCII.
-std::optional<std::string> FairnessId(const net::Request& request) {
-  const std::size_t given = request.count(api::kFairnessIdHeader);
-  if (given == 0) {
-    return std::string();
-  }
-  const auto h = request[api::kFairnessIdHeader];
-  const bool printable =
-      std::all_of(h.begin(), h.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
-  if (given > 1 || h.empty() || h.size() > api::kMaxFairnessIdBytes || !printable) {
-    return std::nullopt;
-  }
-  return std::string(h);
 }
 
 }  // namespace
@@ -377,7 +345,7 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
         conn, Error(400,
                     fmt::format("{} must be given once, as 1 to {} printable ASCII characters "
                                 "(the request's flow for fair shedding).",
-                                api::kFairnessIdHeader, api::kMaxFairnessIdBytes),
+                                api::kFairnessIdHeader, kMaxFairnessIdBytes),
                     "invalid_request_error", "invalid_fairness_id"));
     co_return;
   }

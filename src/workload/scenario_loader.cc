@@ -3,7 +3,6 @@
 
 #include "workload/scenario.h"
 
-#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <limits>
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include "config/yaml_reader.h"
+#include "core/fairness_id.h"
 #include "workload/field_checks.h"
 #include "workload/trace_reader.h"
 
@@ -261,12 +261,9 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   c.distinct_prompts =
       static_cast<std::int32_t>(OptIntIn(f["distinct_prompts"], 0, 1 << 30).value_or(0));
   if (const Field id = f["fairness_id"]; id.present()) {
-    // Sent as the x-gateway-inference-fairness-id header: what the server accepts
-    // (api::kMaxFairnessIdBytes).
+    // Sent as the x-gateway-inference-fairness-id header: what the server accepts.
     c.fairness_id = NonEmptyString(id);
-    if (c.fairness_id.size() > 256 ||
-        !std::all_of(c.fairness_id.begin(), c.fairness_id.end(),
-                     [](char ch) { return ch >= 0x20 && ch < 0x7f; })) {
+    if (!ValidFairnessId(c.fairness_id)) {
       id.Fail("must be 1 to 256 printable ASCII characters (the fairness ID header)");
     }
   }

@@ -19,6 +19,7 @@
 #include "common/http_client.h"
 #include "common/server_fixture.h"
 #include "common/temp_dir.h"
+#include "core/fairness_id.h"
 #include "loadgen/bench_runner.h"
 #include "loadgen/request_labels.h"
 #include "workload/arrivals.h"
@@ -370,15 +371,15 @@ TEST_F(TraceReplayTest, TheFairnessIdHeaderIsChecked) {
   for (const std::vector<std::pair<std::string, std::string>>& headers :
        std::vector<std::vector<std::pair<std::string, std::string>>>{
            {{header, ""}},
-           {{header, std::string(api::kMaxFairnessIdBytes + 1, 'x')}},
+           {{header, std::string(kMaxFairnessIdBytes + 1, 'x')}},
            {{header, "tab\there"}},
            {{header, "a"}, {header, "b"}}}) {
     const HttpResponse bad = client().Post("/v1/completions", body, headers);
     EXPECT_TRUE(server_test::IsOpenAiError(bad, 400, "invalid_fairness_id"))
         << headers.front().second.size() << ": " << bad.status << " " << bad.body;
   }
-  const HttpResponse ok = client().Post("/v1/completions", body,
-                                        {{header, std::string(api::kMaxFairnessIdBytes, 'x')}});
+  const HttpResponse ok =
+      client().Post("/v1/completions", body, {{header, std::string(kMaxFairnessIdBytes, 'x')}});
   EXPECT_EQ(ok.status, 200) << ok.body;
 }
 
