@@ -222,30 +222,36 @@ TEST_F(LiveGatewayQuotaTest, ATokenReservationIsCorrectedByTheUsageTheAnswerRepo
   EXPECT_TRUE(
       Eventually([&] { return (again = Ask(gateway(), "sk-t", short_ask)).status == 200; }, 2))
       << again.status << " " << again.body;
-  // Both corrected to 4: 142 left, so 138 more would pass and 143 would not.
-  HttpResponse over;
-  EXPECT_TRUE(Eventually(
-      [&] {
-        over = Ask(gateway(), "sk-t", R"({"model":"short","prompt":[1,2,3],"max_tokens":140})");
-        return over.status == 429;
-      },
-      2));
+  // Both corrected to 4: 142 left, so 138 passes once the second correction has landed (the
+  // corrections come just after the answers; a refusal meanwhile spends nothing).
+  const std::string ask_138 = R"({"model":"short","prompt":[1,2,3],"max_tokens":135})";
+  EXPECT_TRUE(Eventually([&] { return Ask(gateway(), "sk-t", ask_138).status == 200; }, 2));
+  // That one corrected to 4 as well: 138 left, before and after its correction, and no more.
+  const HttpResponse over =
+      Ask(gateway(), "sk-t", R"({"model":"short","prompt":[1,2,3],"max_tokens":136})");
+  EXPECT_EQ(over.status, 429) << "139 tokens of the 138 left";
   EXPECT_EQ(Reason(over), "token_rate_limited");
-  EXPECT_EQ(Ask(gateway(), "sk-t", R"({"model":"short","prompt":[1,2,3],"max_tokens":135})").status,
-            200);
+  EXPECT_TRUE(Eventually([&] { return Ask(gateway(), "sk-t", ask_138).status == 200; }, 2))
+      << "138 tokens of the 138 left";
 }
 
 TEST_F(LiveGatewayQuotaTest, AReservationOverTheBurstIsCorrectedFromTheBurstItSpent) {
   // No max_tokens: 3 + reserve_max_tokens (256) reserved, over the burst of 150, so the whole
   // burst is spent; 4 used: 146 left (correcting from the 259 reserved would refill it).
   EXPECT_EQ(Ask(gateway(), "sk-t", R"({"model":"short","prompt":[1,2,3]})").status, 200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the correction, just after
+  // 147 tokens are refused before the correction (none left) and after it (146 left).
   const HttpResponse over =
       Ask(gateway(), "sk-t", R"({"model":"short","prompt":[1,2,3],"max_tokens":144})");
   EXPECT_EQ(over.status, 429) << "147 tokens of the 146 left";
   EXPECT_EQ(Reason(over), "token_rate_limited");
-  EXPECT_EQ(Ask(gateway(), "sk-t", R"({"model":"short","prompt":[1,2,3],"max_tokens":140})").status,
-            200);
+  // The correction comes just after the answer; a refusal meanwhile spends nothing.
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return Ask(gateway(), "sk-t", R"({"model":"short","prompt":[1,2,3],"max_tokens":143})")
+                   .status == 200;
+      },
+      2))
+      << "146 tokens of the 146 left";
 }
 
 TEST_F(LiveGatewayQuotaTest, RetriesSpendABucketOfTheirOwn) {
