@@ -125,6 +125,17 @@ std::vector<SettingSpec> BuildSpecs() {
        ""},
       Seconds("admission", "fair_share_window_s", &S::fair_share_window_s, "",
               "Fair shedding: the time constant of the offered and admitted shares, seconds"),
+      {"admission",
+       "forecast_margin_quantile",
+       &S::forecast_margin_quantile,
+       SettingCheck::kRange,
+       0,
+       1,
+       {},
+       "",
+       "Forecast policy: the quantile of its measured TTFT errors (per priority class) added to "
+       "each forecast as its safety margin",
+       ""},
       request_timeout,
   };
 }
@@ -148,6 +159,7 @@ EngineSettings BuildDefaults() {
   d.degrade_max_tokens = 0;
   d.fair_share_min_ratio = 0;
   d.fair_share_window_s = 10;
+  d.forecast_margin_quantile = 0.95;
   d.request_timeout_s = 4.5;
   return d;
 }

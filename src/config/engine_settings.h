@@ -46,6 +46,7 @@ struct EngineSettings {
   std::optional<std::int64_t> degrade_max_tokens;
   std::optional<double> fair_share_min_ratio;  ///< 0: no fair shedding
   std::optional<double> fair_share_window_s;
+  std::optional<double> forecast_margin_quantile;
   // timeouts:
   std::optional<double> request_timeout_s;
 };

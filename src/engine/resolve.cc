@@ -112,6 +112,7 @@ EngineConfig ResolveEngine(const config::EngineSettings& given, const std::strin
   a.degrade_max_tokens = static_cast<std::int32_t>(*s.degrade_max_tokens);
   a.fair_share.min_share_ratio = *s.fair_share_min_ratio;
   a.fair_share.window_s = *s.fair_share_window_s;
+  a.forecast_errors.quantile = *s.forecast_margin_quantile;
   a.request_deadline_s = *s.request_timeout_s;
   a.tenants = tenants;
   // Priors until the engine's own measurements arrive, at the context the budgets assume.
