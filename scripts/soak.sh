@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The soak (make soak; docs/soak.md): scenarios/soak.yaml, ten times the engine's capacity for
-# ten minutes, replayed by `spillway bench` against `spillway serve` (the EMULATED engine, the
-# default predictive policy), while the server's resident memory and open descriptors are
-# sampled from /proc. Then `spillway soak-check` judges the run: every reply one the overload
+# ten minutes, replayed by `spillway bench` against `spillway serve` (the EMULATED engine,
+# policy predictive, as docs/soak.md was measured), while the server's resident memory and
+# open descriptors are sampled from /proc. Then `spillway soak-check` judges the run: every reply one the overload
 # contract documents (docs/serve.md), memory flat after warm-up, descriptors back where they
 # were, /health still 200, and a clean exit on SIGTERM. Exit status 0 only when all hold.
 #
@@ -77,7 +77,7 @@ sample() {
 }
 
 echo "soak: ${seconds} s of scenarios/soak.yaml (111 req/s, 10x capacity) against spillway serve"
-start_server "$out/serve.log"
+start_server "$out/serve.log" --policy predictive  # the policy docs/soak.md was measured with
 echo "soak: server pid $server_pid at $url; samples every ${sample_s} s into $out/rss.csv"
 t0=$EPOCHREALTIME
 echo "t_s,rss_bytes,open_fds" >"$out/rss.csv"

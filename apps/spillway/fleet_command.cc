@@ -345,7 +345,7 @@ void AddFleetCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"gateway", "round-robin", "least-requests", "llm-d"}));
   cmd->add_option("--policy", a->policy,
                   "The engines' admission: unbounded, tail-drop, predictive, forecast [default: "
-                  "the scenario's]")
+                  "the scenario's, else forecast]")
       ->check(CLI::IsMember(
           std::vector<std::string>(kAdmissionPolicyNames.begin(), kAdmissionPolicyNames.end())));
   cmd->add_option("--policy-label", a->policy_label,

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "config/config_error.h"
+#include "config/engine_settings.h"
 #include "engine/resolve.h"
 #include "output_file.h"
 #include "report/summary_json.h"
@@ -31,7 +32,7 @@ namespace {
 
 struct SimArgs {
   std::string scenario;
-  std::string policy;  // empty: the scenario's admission.policy, else predictive
+  std::string policy;  // empty: the scenario's admission.policy, else the default (forecast)
   std::string compare;
   std::uint64_t seed = 1;
   CLI::Option* seed_option = nullptr;
@@ -200,7 +201,8 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
   const std::vector<std::string> policies =
       a.compare.empty()
           ? std::vector<std::string>{!a.policy.empty() ? a.policy
-                                                       : sc.settings.policy.value_or("predictive")}
+                                                       : sc.settings.policy.value_or(
+                                                             *config::EngineDefaults().policy)}
           : SplitCommas(a.compare);
   std::vector<AdmissionPolicy> parsed;
   for (const std::string& name : policies) {
@@ -313,7 +315,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       sim->add_option("--policy", args->policy,
                       "Admission policy: unbounded, tail-drop, predictive, forecast [default: the "
                       "scenario's "
-                      "admission.policy, else predictive]")
+                      "admission.policy, else forecast]")
           ->check([](const std::string& s) {
             return s.find(',') != std::string::npos
                        ? std::string("one policy (several: --compare P1,P2,...)")

@@ -150,7 +150,7 @@ EngineSettings BuildDefaults() {
   d.priority_aging_s = 0.25;
   d.max_preemptions = 0;
   d.propagate_cancellation = true;
-  d.policy = "predictive";
+  d.policy = "forecast";
   d.ttft_slo_s = 1.0;
   d.tpot_slo_s = 0.035;
   d.kv_headroom = 0.85;

@@ -77,7 +77,7 @@ std::string LongPrefillSummary(const SchedulerConfig& c) {
 }
 
 AdmissionPolicy PolicyOf(const config::EngineSettings& settings) {
-  AdmissionPolicy p = AdmissionPolicy::kPredictive;
+  AdmissionPolicy p = AdmissionPolicy::kForecast;
   if (settings.policy) {
     ParseAdmissionPolicy(*settings.policy, &p);
   }

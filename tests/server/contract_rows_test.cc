@@ -164,14 +164,30 @@ TEST_F(QueuedTokensRowTest, APromptOverTheTokenBoundBesideAWaitingOneIsA503) {
 
 class QueueDelayRowTest : public server_test::ServerFixture {
  protected:
-  // One batch slot: with one request running and one waiting, the next would wait a whole
-  // generation of the running one (seconds) against a 1 s TTFT SLO.
+  // One batch slot: a request behind the running one would wait its whole generation
+  // (seconds) against a 1 s TTFT SLO. The default policy, forecast, steps the engine forward
+  // and sees it; predictive (W_est = Q / mu-hat) sees it once one waits.
   std::vector<std::string> ServerArgs() override {
     return {"--max-num-seqs", "1", "--request-timeout-s", "30", "--client-timeout-s", "40"};
   }
 };
 
 TEST_F(QueueDelayRowTest, AQueueAheadOfASingleSlotIsA429) {
+  const auto running = StartRunning(client().port(), 16, 400);
+  EXPECT_TRUE(IsContractReply(client().Post("/v1/completions", CompletionBody(16, 4)),
+                              "queue_delay_exceeded"));
+}
+
+class PredictiveQueueDelayRowTest : public QueueDelayRowTest {
+ protected:
+  std::vector<std::string> ServerArgs() override {
+    std::vector<std::string> args = QueueDelayRowTest::ServerArgs();
+    args.insert(args.end(), {"--policy", "predictive"});
+    return args;
+  }
+};
+
+TEST_F(PredictiveQueueDelayRowTest, AQueueAheadOfASingleSlotIsA429) {
   const auto running = StartRunning(client().port(), 16, 400);
   PendingRequest waiting(client().port(), Stream(16, 4), 60);
   ASSERT_EQ(waiting.ReadHead(30).status, 200);
