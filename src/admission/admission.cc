@@ -35,7 +35,7 @@ Seconds AdmissionController::DecodeStepEstimate(const EngineStats& stats) const 
   const std::int64_t batch = std::clamp<std::int64_t>(
       static_cast<std::int64_t>(stats.num_running) + stats.num_waiting + 1, 1,
       std::min<std::int64_t>(EffectiveSlots(stats), static_cast<std::int64_t>(table.size())));
-  return table[static_cast<std::size_t>(batch - 1)];
+  return table[static_cast<std::size_t>(batch - 1)] * stats.step_pace;
 }
 
 Seconds AdmissionController::FullBatchStepEstimate(const EngineStats& stats) const {
@@ -45,7 +45,7 @@ Seconds AdmissionController::FullBatchStepEstimate(const EngineStats& stats) con
   }
   const std::int64_t batch =
       std::clamp<std::int64_t>(EffectiveSlots(stats), 1, static_cast<std::int64_t>(table.size()));
-  return table[static_cast<std::size_t>(batch - 1)];
+  return table[static_cast<std::size_t>(batch - 1)] * stats.step_pace;
 }
 
 double AdmissionController::ServiceRateEstimate(const EngineStats& stats) const {

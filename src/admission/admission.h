@@ -345,10 +345,12 @@ class AdmissionController {
   /// Retry-After: the scheduler would hold it until the room is there.
   Seconds KvRoomWait(std::int32_t prompt_tokens, const EngineStats& stats) const;
   /// Decode step time the request deadline check assumes, seconds (see
-  /// AdmissionConfig::decode_step_s_by_batch).
+  /// AdmissionConfig::decode_step_s_by_batch), times stats.step_pace: live, steps on a busy
+  /// machine run slower than modelled, and requests planned at the model's pace ran into the
+  /// deadline (504).
   Seconds DecodeStepEstimate(const EngineStats& stats) const;
-  /// The decode step time of a full batch (EffectiveSlots decodes), seconds: what a clamped
-  /// request is planned at.
+  /// The decode step time of a full batch (EffectiveSlots decodes) times stats.step_pace,
+  /// seconds: what a clamped request is planned at.
   Seconds FullBatchStepEstimate(const EngineStats& stats) const;
   /// mu, requests/s: the measured mu_hat; before the first measurement, a cold-start prior
   /// EffectiveSlots / (mean max output tokens x step time) from the admitted requests so far

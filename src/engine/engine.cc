@@ -62,10 +62,12 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   const TtftForecastFn forecast = [&](Seconds horizon_s) {
     return MemoForecast(request, now, horizon_s);
   };
+  EngineStats ahead = scheduler_.StatsAhead(request.priority, now);
+  ahead.step_pace = pace_;
   const AdmissionDecision d =
       admission_.Decide(AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens,
                                          request.priority, request.ignore_eos, request.fairness_id},
-                        scheduler_.StatsAhead(request.priority, now), now, forecast);
+                        ahead, now, forecast);
   if (!d.admitted()) {
     return d;
   }
@@ -410,7 +412,15 @@ void Engine::FinishStop(RequestId id) {
   scheduler_.Finish(id, FinishReason::kStop);
 }
 
-Seconds Engine::DropRetryAfter() const {
+Seconds Engine::DropRetryAfter(Seconds now) const {
+  const Seconds slo_s = config_.admission.ttft_slo_s;
+  if (const Seconds wait_s = QueueForecast(now); wait_s >= 0 && wait_s < 2 * slo_s) {
+    // When a request of the mean shape would be forecast to meet the SLO again, as the door's
+    // Retry-After under this policy.
+    const Seconds prefill_s = admission_.PrefillEstimate(
+        std::max(1, static_cast<std::int32_t>(std::lround(admission_.mean_prompt_tokens()))));
+    return std::max(1.0, std::ceil(wait_s + prefill_s - slo_s));
+  }
   const Seconds w = QueueDelayEstimate();
   return std::isfinite(w) ? std::max(1.0, std::ceil(w)) : 1.0;
 }

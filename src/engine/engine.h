@@ -146,9 +146,11 @@ class Engine {
   /// a finished request while it is in events().
   bool gone(RequestId id) const { return gone_.contains(id); }
 
-  /// Retry-After for a request dropped at the queue head: ceil(W_est), >= 1 s (1 while W_est
-  /// is unknown).
-  Seconds DropRetryAfter() const;
+  /// Retry-After for a request dropped at the queue head at `now`, seconds, >= 1. Under the
+  /// forecast policy, when a request of the mean admitted shape would be forecast to meet the
+  /// TTFT SLO again (QueueForecast plus its prefill minus the SLO); else, or when that forecast
+  /// reaches past twice the SLO, ceil(W_est) (1 while W_est is unknown).
+  Seconds DropRetryAfter(Seconds now) const;
   /// W_est for the whole queue, seconds (+inf while unknown).
   Seconds QueueDelayEstimate() const { return admission_.QueueDelayEstimate(scheduler_.stats()); }
 

@@ -140,6 +140,10 @@ struct EngineStats {
   std::int32_t num_waiting_ahead = -1;
   std::int64_t prefill_backlog_ahead_tokens = -1;
   std::int64_t long_prefill_backlog_ahead_tokens = -1;  ///< of the above, from long prompts
+  /// How much slower than modelled the engine's steps run: real step cycle over modelled step
+  /// time, measured by the Engine over saturated steps (1: as modelled, always in virtual
+  /// time). Set by the Engine, not the scheduler.
+  double step_pace = 1.0;
 };
 
 class Scheduler {

@@ -258,7 +258,7 @@ void EngineService::HandleFinished(Seconds now) {
       ev.reason = r.finish_reason;
       ev.completion_tokens = r.num_output_tokens;
       if (r.finish_reason == FinishReason::kDeadline) {
-        ev.retry_after_s = engine_.DropRetryAfter();
+        ev.retry_after_s = engine_.DropRetryAfter(now);
       }
       e.events->try_send(boost::system::error_code{}, ev);
     }

@@ -131,7 +131,7 @@ void Sim::HandleFinished(std::uint32_t r, Seconds now) {
         if (!a.done) {
           a.done = true;
           EndAtGateway(req.spec.id, now, GatewayFront::Ending::kFailed);
-          const Seconds retry_after_s = replicas_[r]->DropRetryAfter();
+          const Seconds retry_after_s = replicas_[r]->DropRetryAfter(now);
           recorder_.OnDroppedAtQueueHead(now, a.sent_s, ClassOf(a));
           recorder_.OnRetryAfter(now, 429, "queue_deadline_exceeded", retry_after_s,
                                  static_cast<std::int32_t>(r));

@@ -186,6 +186,27 @@ TEST(RequestDeadlineTest, UsesTheModelledStepOfTheBatchTheRequestJoins) {
   EXPECT_NEAR(busy.decode_est_s, 6.0, 1e-9);
 }
 
+TEST(RequestDeadlineTest, PlansDecodeAtTheEnginesMeasuredPace) {
+  // Live, steps on a busy machine ran slower than modelled and requests planned at the
+  // model's pace were answered 504 at the deadline: the modelled step x the measured pace.
+  AdmissionConfig config = PriorConfig(100, /*step_s=*/0.05);
+  config.request_deadline_s = 4.5;
+  config.decode_step_s_by_batch.assign(32, 0.02);
+  config.decode_step_s_by_batch[0] = 0.015;
+  AdmissionController c(config, 0);
+  EngineStats busy = BatchStats(15, 0);
+  // 150 tokens x 20 ms = 3 s fits at the model's pace...
+  const AdmissionDecision modelled = c.Decide(Request(32, 150), busy, 0);
+  EXPECT_TRUE(modelled.admitted());
+  EXPECT_NEAR(modelled.decode_est_s, 3.0, 1e-9);
+  // ...not at 1.5 times slower (4.5 s), which an idle engine at the model's pace would fit
+  // (2.25 s): a 429 the retry may pass, not a 400.
+  busy.step_pace = 1.5;
+  const AdmissionDecision slow = c.Decide(Request(32, 150), busy, 0);
+  EXPECT_EQ(slow.reason, OverloadReason::kDeadlineUnreachable);
+  EXPECT_NEAR(slow.decode_est_s, 4.5, 1e-9);
+}
+
 TEST(RequestDeadlineTest, IsNotCheckedWithoutADeadlineOrOutsidePredictive) {
   AdmissionController none(PriorConfig(10, 0.02), 0);
   EXPECT_TRUE(none.Decide(Request(32, 100000), BatchStats(0, 0), 0).admitted());

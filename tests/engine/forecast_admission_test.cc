@@ -124,6 +124,22 @@ TEST(ForecastAdmissionTest, TheExportedQueueForecastIsTheWaitOfATypicalRequest) 
   EXPECT_NEAR(driver.engine().QueueForecast(driver.now()), 0, 1e-9) << "idle again";
 }
 
+TEST(ForecastAdmissionTest, ADropsRetryAfterIsWhenATypicalRequestWouldMeetTheSloAgain) {
+  // Under predictive, ceil(W_est) (measured live at 16 to 18 s after a flood, when mu-hat was
+  // low); under forecast, as the door's Retry-After: the forecast wait of a request of the
+  // mean shape, plus its prefill, past the SLO, at least 1 s.
+  EngineDriver driver(enginetest::Resolve(enginetest::Seed("forecast")));
+  driver.Offer(Known(32, 64));
+  EXPECT_EQ(driver.engine().DropRetryAfter(0), 1) << "nothing waits";
+  for (int i = 0; i < 200; ++i) {
+    driver.Offer(Known(32, 64));
+  }
+  const Seconds wait_s = driver.engine().QueueForecast(0);
+  const Seconds retry_s = driver.engine().DropRetryAfter(0);
+  EXPECT_GE(retry_s, 1);
+  EXPECT_LE(retry_s, std::max(1.0, std::ceil(wait_s + 0.05 - 1.0))) << wait_s;
+}
+
 TEST(ForecastAdmissionTest, UrgentArrivalsExpectedMeanwhileDelayALowerClass) {
   // Priority scheduling with aging: class 0 arrives at 20 req/s, above what the engine
   // serves. A class-1 request is forecast with the class-0 arrivals expected while it waits
