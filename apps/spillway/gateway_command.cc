@@ -96,6 +96,11 @@ void AddFlags(CLI::App* cmd, GatewayArgs* a) {
       cmd, a, "--prediction-quantile", [](G& c, double v) { c.prediction.quantile = v; },
       "gateway router: admit against the TTFT SLO less this quantile of its recent TTFT "
       "prediction errors (0: off) [default: 0.95]");
+  NestedFlag(
+      cmd, a, "--fair-share-min-ratio", [](G& c, double v) { c.fair_share.min_share_ratio = v; },
+      "Fair shedding in each pool: a flow (x-gateway-inference-fairness-id, else the tenant) "
+      "refused for load may fall to this fraction of its offered share of the forwarded "
+      "requests before flows served above theirs get 429 fair_share (0: off) [default: 0]");
 }
 
 /// The config file (if any) with the flags applied over it, validated. Throws

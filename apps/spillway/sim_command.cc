@@ -43,6 +43,7 @@ struct SimArgs {
   double stale_after_s = 1.0;
   double queue_max_wait_s = routing::WaitQueueConfig{}.max_wait_s;
   double prediction_quantile = PredictionErrorConfig{}.quantile;
+  double gateway_fair_share_min_ratio = 0;
   // The fleet flags, to tell given from default (a scenario's fleet: section fills the rest).
   CLI::Option* replicas_option = nullptr;
   CLI::Option* router_option = nullptr;
@@ -247,6 +248,7 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
       gateway.scrape_interval_s = a.scrape_interval_s;
       gateway.queue.max_wait_s = a.queue_max_wait_s;
       gateway.prediction.quantile = a.prediction_quantile;
+      gateway.fair_share.min_share_ratio = a.gateway_fair_share_min_ratio;
       if (!sc.fleet.cascade_order.empty()) {
         gateway.cascade_order.clear();
         for (const std::string& step : sc.fleet.cascade_order) {
@@ -388,6 +390,12 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_option("--prediction-quantile", args->prediction_quantile,
                   "--router gateway: admit against the TTFT SLO less this quantile of the "
                   "gateway's recent TTFT prediction errors (0: off)")
+      ->check(kFiniteNonNegative & CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  sim->add_option("--gateway-fair-share-min-ratio", args->gateway_fair_share_min_ratio,
+                  "--router gateway: fair shedding in each pool at the gateway (as `spillway "
+                  "gateway --fair-share-min-ratio`; the engines' own is --fair-share-min-ratio) "
+                  "(0: off)")
       ->check(kFiniteNonNegative & CLI::Range(0.0, 1.0))
       ->capture_default_str();
   sim->add_flag("--predict-ttft", args->predict_ttft,

@@ -1,5 +1,6 @@
 #include "admission/fair_share.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace spillway {
@@ -38,6 +39,13 @@ void FairShare::OnOffered(std::string_view flow, Seconds now) {
 void FairShare::OnAdmitted(std::string_view flow, Seconds now) {
   if (enabled()) {
     FlowOf(flow, now).admitted += 1;
+  }
+}
+
+void FairShare::OnAdmissionWithdrawn(std::string_view flow, Seconds now) {
+  if (enabled()) {
+    Flow& f = FlowOf(flow, now);
+    f.admitted = std::max(0.0, f.admitted - 1);
   }
 }
 

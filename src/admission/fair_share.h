@@ -60,11 +60,16 @@ class FairShare {
 
   bool enabled() const { return config_.min_share_ratio > 0; }
   const FairShareConfig& config() const { return config_; }
+  /// New settings from now on; the counts so far stay.
+  void set_config(const FairShareConfig& config) { config_ = config; }
 
   /// A request of `flow` reached the policy (past the tenant's bucket) at `now`.
   void OnOffered(std::string_view flow, Seconds now);
   /// It was admitted.
   void OnAdmitted(std::string_view flow, Seconds now);
+  /// An admission of `flow` counted by OnAdmitted is taken back (a gateway forwarded the
+  /// request and the endpoint refused it): its admitted count falls by one, to 0 at least.
+  void OnAdmissionWithdrawn(std::string_view flow, Seconds now);
   /// An admitted request of `flow` failed at the server's request deadline (504).
   void OnFailed(std::string_view flow, Seconds now);
   /// It was refused for load (queue delay, KV, deadline, a full queue): the flow contends.

@@ -253,6 +253,11 @@ void EndpointPool::OnSuccess(std::size_t i) {
   pool_.OnSuccess(i);
 }
 
+void EndpointPool::OnEndpointRefused(const std::string& flow, bool for_load, Seconds now) {
+  const std::lock_guard lock(mu_);
+  pool_.OnEndpointRefused(flow, for_load, now);
+}
+
 Seconds EndpointPool::DrainTime(Seconds now) const {
   const std::lock_guard lock(mu_);
   return pool_.DrainTime(now);

@@ -129,6 +129,7 @@ class EndpointPool {
   void OnDraining(std::size_t i, Seconds now);
   void OnError(std::size_t i, Seconds now);
   void OnSuccess(std::size_t i);
+  void OnEndpointRefused(const std::string& flow, bool for_load, Seconds now);
   Seconds DrainTime(Seconds now) const;
 
   /// A scrape's exposition: the load, and the kind when not known yet. False when it held no

@@ -430,11 +430,15 @@ int Gateway::Run() {
                          p->size() == 1 ? "" : "s");
     WarnOfAssumedBatches(*p, m.config);
   }
+  const std::string fair = m.config.fair_share.min_share_ratio > 0
+                               ? fmt::format(", fair shedding at {:g} of each flow's offered share",
+                                             m.config.fair_share.min_share_ratio)
+                               : "";
   std::cerr << fmt::format(
-      "spillway gateway: listening on http://{}:{} (router {}, staleness {}, TTFT SLO {:g} s, "
+      "spillway gateway: listening on http://{}:{} (router {}, staleness {}, TTFT SLO {:g} s{}, "
       "pools: {})\n",
       m.config.host, m.http->port(), routing::ToString(m.config.router.policy),
-      routing::ToString(m.config.router.staleness), m.config.router.ttft_slo_s, pools);
+      routing::ToString(m.config.router.staleness), m.config.router.ttft_slo_s, fair, pools);
   if (m.on_listening) {
     m.on_listening(m.http->port());
   }

@@ -71,8 +71,8 @@ void ReadListen(const Field& s, GatewayConfig* c) {
 }
 
 void ReadRouter(const Field& s, GatewayConfig* c) {
-  s.RequireKnownKeys(
-      {"policy", "ttft_slo_s", "stale_after_s", "staleness", "seed", "prediction_quantile"});
+  s.RequireKnownKeys({"policy", "ttft_slo_s", "stale_after_s", "staleness", "seed",
+                      "prediction_quantile", "fair_share_min_ratio", "fair_share_window_s"});
   routing::RouterConfig& r = c->router;
   if (const Field f = s["policy"];
       f.present() && !routing::ParseRouterPolicy(f.AsString(), &r.policy)) {
@@ -88,6 +88,9 @@ void ReadRouter(const Field& s, GatewayConfig* c) {
   if (const Field f = s["prediction_quantile"]; f.present()) {
     c->prediction.quantile = ZeroOrIn(f, c->prediction.quantile, 1);
   }
+  c->fair_share.min_share_ratio =
+      ZeroOrIn(s["fair_share_min_ratio"], c->fair_share.min_share_ratio, 1);
+  c->fair_share.window_s = SecondsIn(s["fair_share_window_s"], c->fair_share.window_s, 0.001, 1e6);
 }
 
 /// The URL's problem (net::ParseTarget's, as the gateway will parse it), or empty.
@@ -452,6 +455,7 @@ void ValidateGatewayConfig(const GatewayConfig& c, const std::string& origin) {
   in("retries.max_attempts (--max-attempts)", c.retry.max_attempts, 1, 10);
   in("queue.max_wait_s (--queue-max-wait-s)", c.queue.max_wait_s, 0, 3600);
   in("router.prediction_quantile (--prediction-quantile)", c.prediction.quantile, 0, 1);
+  in("router.fair_share_min_ratio (--fair-share-min-ratio)", c.fair_share.min_share_ratio, 0, 1);
   // Then their order (a NaN has failed its range above).
   if (!(c.request_timeout_s > c.queue.max_wait_s)) {
     fail(fmt::format(

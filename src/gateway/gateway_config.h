@@ -92,7 +92,9 @@ struct RateLimitConfig {
 
 struct GatewayConfig {
   /// The routing core's settings of every pool.
-  routing::PoolConfig PoolSettings() const { return {router, health, retry, queue, prediction}; }
+  routing::PoolConfig PoolSettings() const {
+    return {router, health, retry, queue, prediction, fair_share};
+  }
 
   // Listener.
   std::string host = "127.0.0.1";
@@ -105,6 +107,9 @@ struct GatewayConfig {
   /// The gateway router admits against the TTFT SLO less this quantile of its recent TTFT
   /// prediction errors (router.prediction_quantile, 0.95; 0: off; admission/prediction_errors.h).
   PredictionErrorConfig prediction;
+  /// Fair shedding across each pool's flows (router.fair_share_min_ratio, _window_s; off by
+  /// default).
+  FairShareConfig fair_share;
   double scrape_interval_s = 0.25;  ///< GET /metrics of every endpoint this often
   double scrape_timeout_s = 0.5;    ///< a scrape not answered by then failed
 

@@ -25,6 +25,7 @@
 #include "routing/cascade.h"
 #include "server/api_keys.h"
 #include "server/refusal_replies.h"
+#include "server/request_headers.h"
 
 namespace spillway::gateway {
 namespace {
@@ -279,6 +280,15 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     }
     route.ttft_slo_s = static_cast<double>(*ms) / 1000.0;
   }
+  // The flow fair shedding counts (routing::PoolConfig::fair_share), checked as serve does.
+  const std::optional<std::string> fairness_id = server::FairnessId(request);
+  if (!fairness_id.has_value()) {
+    metrics_.requests_total->With({model, "400", "invalid_fairness_id", "gateway"}).Inc();
+    co_await SendError(conn, Error(400, server::InvalidFairnessIdMessage(), "invalid_request_error",
+                                   "invalid_fairness_id"));
+    co_return;
+  }
+  route.flow = fairness_id->empty() ? key->tenant : *fairness_id;
 
   bool cascade = key->cascade;
   if (const auto it = request.find("X-Spillway-Cascade"); it != request.end()) {

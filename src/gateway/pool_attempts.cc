@@ -159,6 +159,8 @@ asio::awaitable<std::optional<GatewayHandler::Refusal>> GatewayHandler::OnPool(E
         co_return std::nullopt;
       case End::kRefused:
         pool.OnSuccess(i);
+        pool.OnEndpointRefused(route.flow, r.status == 429 && r.overload_reason != "fair_share",
+                               now);
         if (r.overload_reason == "draining") {
           pool.OnDraining(i, now);
         }
@@ -212,6 +214,12 @@ api::ApiError GatewayHandler::RefusalError(const routing::RouteDecision& d, bool
                               "endpoint of '{}' could start it within the TTFT SLO. Retry after "
                               "{:.0f} s.",
                               waited_s * 1000, model, d.retry_after_s));
+    case OverloadReason::kFairShare:
+      return server::ContractError(
+          reason, fmt::format("'{}' is overloaded and this request's flow (its fairness ID, "
+                              "else its tenant) is served above its share while another flow is "
+                              "refused. Retry after {:.0f} s.",
+                              model, d.retry_after_s));
     default:
       break;
   }

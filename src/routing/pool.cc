@@ -25,7 +25,8 @@ Pool::Pool(std::vector<EndpointState> endpoints, PoolConfig config)
       retry_(config.retry),
       budget_(config.retry.budget_ratio, config.retry.budget_window_s, config.retry.min_retries),
       queue_(QueueSettings(config)),
-      errors_(config.prediction) {}
+      errors_(config.prediction),
+      fair_share_(config.fair_share) {}
 
 WaitQueueConfig Pool::QueueSettings(const PoolConfig& config) {
   return config.router.policy == RouterPolicy::kGateway ? config.queue : WaitQueueConfig{0, 0, 1};
@@ -49,6 +50,7 @@ void Pool::Reconfigure(const PoolConfig& config) {
                       config.retry.min_retries);
   queue_.set_config(QueueSettings(config));
   errors_.set_quantile(config.prediction.quantile);
+  fair_share_.set_config(config.fair_share);
 }
 
 void Pool::OnReceived(Seconds now) { budget_.OnRequest(now); }
@@ -71,6 +73,7 @@ Pool::Pick Pool::Route(const RouteRequest& request, Seconds now) {
     EndpointState& e = endpoints_[static_cast<std::size_t>(pick.decision.endpoint)];
     pick.alone = e.QueueAhead(router_.Fresh(e, now)) <= 0 && e.in_flight() == 0;
     e.OnForward(now);
+    fair_share_.OnAdmitted(request.flow, now);  // (no-op when off)
   }
   return pick;
 }
@@ -78,6 +81,15 @@ Pool::Pick Pool::Route(const RouteRequest& request, Seconds now) {
 Pool::Placement Pool::Admit(Ticket ticket, const RouteRequest& request, Seconds now) {
   Placement out;
   out.ticket = ticket;
+  if (fair_share_.enabled()) {
+    fair_share_.OnOffered(request.flow, now);
+    if (fair_share_.ShouldYield(request.flow, now)) {
+      out.pick.decision.verdict = Verdict::kShed;
+      out.pick.decision.reason = OverloadReason::kFairShare;
+      out.pick.decision.retry_after_s = 1;
+      return out;
+    }
+  }
   const Seconds slo_s = request.ttft_slo_s.value_or(router_.config().ttft_slo_s);
   const bool queue_on = queue_.enabled() && FitsAlone(request, slo_s);
   const bool behind_others = queue_on && queue_.AnyAsUrgent(request.priority, now);
@@ -97,12 +109,16 @@ Pool::Placement Pool::Admit(Ticket ticket, const RouteRequest& request, Seconds 
       out.pick.decision.retry_after_s = DrainTime(now);
     }
   }
+  CountFlow(request.flow, out, now);
   return out;
 }
 
 std::optional<Pool::Placement> Pool::DispatchNext(Seconds now) {
   if (const WaitQueue::Entry* e = queue_.Expired(now)) {
-    return Left(Placement::Kind::kExpired, *queue_.Remove(e->ticket), ExpiredPick(now), now);
+    Placement out =
+        Left(Placement::Kind::kExpired, *queue_.Remove(e->ticket), ExpiredPick(now), now);
+    CountFlow(out.request.flow, out, now);
+    return out;
   }
   const WaitQueue::Entry* next = queue_.Next(now);
   if (next == nullptr) {
@@ -114,7 +130,9 @@ std::optional<Pool::Placement> Pool::DispatchNext(Seconds now) {
   if (pick.decision.verdict == Verdict::kShed) {
     return std::nullopt;  // keeps waiting (until a slot frees or its TTL passes)
   }
-  return Left(Placement::Kind::kRouted, *queue_.Remove(next->ticket), pick, now);
+  Placement out = Left(Placement::Kind::kRouted, *queue_.Remove(next->ticket), pick, now);
+  CountFlow(out.request.flow, out, now);
+  return out;
 }
 
 std::optional<Pool::Placement> Pool::ExpireWaiting(Ticket ticket, Seconds now) {
@@ -122,7 +140,30 @@ std::optional<Pool::Placement> Pool::ExpireWaiting(Ticket ticket, Seconds now) {
   if (!gone.has_value()) {
     return std::nullopt;
   }
-  return Left(Placement::Kind::kExpired, *gone, ExpiredPick(now), now);
+  Placement out = Left(Placement::Kind::kExpired, *gone, ExpiredPick(now), now);
+  CountFlow(out.request.flow, out, now);
+  return out;
+}
+
+void Pool::CountFlow(const std::string& flow, const Placement& placement, Seconds now) {
+  if (!fair_share_.enabled() || placement.kind == Placement::Kind::kQueued) {
+    return;  // a waiting request counts when it leaves the queue
+  }
+  if (placement.kind == Placement::Kind::kExpired ||
+      placement.pick.decision.verdict == Verdict::kShed) {
+    fair_share_.OnRefusedForLoad(flow, now);
+  }
+}
+
+void Pool::OnEndpointRefused(const std::string& flow, bool for_load, Seconds now) {
+  fair_share_.OnAdmissionWithdrawn(flow, now);
+  if (for_load) {
+    fair_share_.OnRefusedForLoad(flow, now);
+  }
+}
+
+std::vector<FlowShare> Pool::FlowShares(Seconds now) const {
+  return fair_share_.enabled() ? fair_share_.Shares(now) : std::vector<FlowShare>{};
 }
 
 std::vector<Pool::Placement> Pool::DrainWaiting(Seconds now) {

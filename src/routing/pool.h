@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "admission/fair_share.h"
 #include "admission/prediction_errors.h"
 #include "routing/endpoint_health.h"
 #include "routing/endpoint_state.h"
@@ -43,6 +44,10 @@ struct PoolConfig {
   WaitQueueConfig queue;  ///< the gateway router's waiting room (the baselines refuse at once)
   /// The gateway router's margin learned from its prediction errors (prediction_errors.h).
   PredictionErrorConfig prediction;
+  /// Fair shedding across the pool's flows (admission/fair_share.h; off by default): a
+  /// request of a flow served above its offered share is refused 429 fair_share while another
+  /// flow, refused for load, has fallen below min_share_ratio x its offered share.
+  FairShareConfig fair_share;
 };
 
 /// Why MayRetry said no.
@@ -102,6 +107,9 @@ class Pool {
   /// could on its own (its prefill alone fits) and the queue has room, or when requests as
   /// urgent already wait (arrivals do not overtake them; refused when the queue is full).
   /// A request that may not wait (RouteRequest::may_wait) is refused where it would queue.
+  /// With fair shedding on, a request of a flow that must yield (FairShare::ShouldYield) is
+  /// refused 429 fair_share first; every forward (Route) counts as its flow's admission, and a
+  /// refusal for load or an expired wait as its contention.
   Placement Admit(Ticket ticket, const RouteRequest& request, Seconds now);
   /// The next waiting request that leaves the queue at `now`: expired, or routed with what is
   /// left of its TTFT budget (forwarded, or refused when no endpoint takes work); nullopt when
@@ -112,6 +120,10 @@ class Pool {
   /// Waiting `ticket`'s wait ran out by the driver's timer (DispatchNext expires it too, at the
   /// next event): it leaves the queue expired. Nullopt when it was not waiting.
   std::optional<Placement> ExpireWaiting(Ticket ticket, Seconds now);
+  /// The endpoint refused a request of `flow` that Route forwarded (fair shedding): its
+  /// admission is taken back, and with `for_load` (a 429 other than fair_share) its flow
+  /// contends.
+  void OnEndpointRefused(const std::string& flow, bool for_load, Seconds now);
   /// The gateway drains: every waiting request leaves the queue refused 503 draining (it was
   /// never sent; another gateway replica may take it).
   std::vector<Placement> DrainWaiting(Seconds now);
@@ -119,6 +131,8 @@ class Pool {
   std::size_t waiting() const { return queue_.size(); }
   /// The margin subtracted from the TTFT SLO, seconds (0 until learned, and for the baselines).
   Seconds prediction_margin_s() const { return errors_.margin_s(); }
+  /// The flows' recent offered and admitted shares (empty with fair shedding off).
+  std::vector<FlowShare> FlowShares(Seconds now) const;
 
   /// After the attempt on `endpoint` failed before the client got a byte, the `attempts`-th
   /// send: adds `endpoint` to request->exclude and says whether to route again now (taking a
@@ -160,6 +174,9 @@ class Pool {
                         Seconds now);
 
   static WaitQueueConfig QueueSettings(const PoolConfig& config);
+  /// Counts a refusal for load of a request of `flow` in `placement` (fair shedding; forwards
+  /// are counted by Route).
+  void CountFlow(const std::string& flow, const Placement& placement, Seconds now);
 
   Router router_;
   std::vector<EndpointState> endpoints_;
@@ -168,6 +185,7 @@ class Pool {
   RetryBudget budget_;
   WaitQueue queue_;
   PredictionErrors errors_;  // the gateway router's TTFT prediction errors and margin
+  FairShare fair_share_;
 };
 
 }  // namespace spillway::routing

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -81,6 +82,9 @@ struct RouteRequest {
   /// start it now: false in a cascade stage that a later stage of the same pool follows
   /// (routing/cascade.h); then it is refused at once, as behind waiting requests as urgent.
   bool may_wait = true;
+  /// The request's flow for fair shedding (PoolConfig::fair_share): its fairness ID (the
+  /// x-gateway-inference-fairness-id header), else its tenant; empty: one unnamed flow.
+  std::string flow = {};
 };
 
 struct RouteDecision {

@@ -20,7 +20,6 @@
 #include "api/request_parser.h"
 #include "api/responses.h"
 #include "api/routes.h"
-#include "core/fairness_id.h"
 #include "server/api_keys.h"
 #include "server/generation_end.h"
 #include "server/refusal_replies.h"
@@ -341,12 +340,8 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   }
   const std::optional<std::string> fairness_id = FairnessId(conn.request());
   if (!fairness_id.has_value()) {
-    co_await SendError(
-        conn, Error(400,
-                    fmt::format("{} must be given once, as 1 to {} printable ASCII characters "
-                                "(the request's flow for fair shedding).",
-                                api::kFairnessIdHeader, kMaxFairnessIdBytes),
-                    "invalid_request_error", "invalid_fairness_id"));
+    co_await SendError(conn, Error(400, InvalidFairnessIdMessage(), "invalid_request_error",
+                                   "invalid_fairness_id"));
     co_return;
   }
   const asio::any_io_executor executor = co_await asio::this_coro::executor;

@@ -1,5 +1,7 @@
 #include "server/request_headers.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 
 #include "api/openai_types.h"
@@ -33,6 +35,13 @@ std::optional<std::string> FairnessId(const net::Request& request) {
     return std::nullopt;
   }
   return std::string(id);
+}
+
+std::string InvalidFairnessIdMessage() {
+  return fmt::format(
+      "{} must be given once, as 1 to {} printable ASCII characters (the request's flow for "
+      "fair shedding).",
+      api::kFairnessIdHeader, kMaxFairnessIdBytes);
 }
 
 }  // namespace spillway::server

@@ -18,5 +18,8 @@ std::optional<std::int32_t> EmulatedOutputTokens(const net::Request& request);
 /// The request's fairness ID (api::kFairnessIdHeader): "" when absent, nullopt when given more
 /// than once or not a valid one (core/fairness_id.h).
 std::optional<std::string> FairnessId(const net::Request& request);
+/// The message of the 400 invalid_fairness_id that a nullopt FairnessId gets (serve and the
+/// gateway answer alike).
+std::string InvalidFairnessIdMessage();
 
 }  // namespace spillway::server

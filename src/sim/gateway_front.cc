@@ -35,8 +35,8 @@ GatewayFront::GatewayFront(const SimGateway& config, const std::vector<SimPool>&
     : ttft_slo_s_(config.router.ttft_slo_s),
       scrape_interval_s_(config.scrape_interval_s),
       probe_interval_s_(config.probe_interval_s) {
-  const routing::PoolConfig settings{config.router, config.health, config.retry, config.queue,
-                                     config.prediction};
+  const routing::PoolConfig settings{config.router, config.health,     config.retry,
+                                     config.queue,  config.prediction, config.fair_share};
   std::uint32_t first = 0;
   for (const SimPool& p : pools) {
     pools_.push_back(
@@ -80,10 +80,11 @@ std::size_t GatewayFront::waiting() const {
 
 GatewayFront::Outcome GatewayFront::Forward(routing::Ticket ticket, std::int32_t prompt_tokens,
                                             std::int32_t max_tokens, std::int32_t priority,
-                                            std::string cache_key, Seconds now,
-                                            const TryReplica& try_replica) {
+                                            std::string_view flow, std::string cache_key,
+                                            Seconds now, const TryReplica& try_replica) {
   ++ledger_.received;
   Asked asked{now, max_tokens, routing::RouteRequest{prompt_tokens, priority}};
+  asked.route.flow = flow;
   if (cache_ != nullptr) {
     asked.cache_key = std::move(cache_key);
   }
@@ -246,6 +247,7 @@ GatewayFront::Outcome GatewayFront::Send(std::size_t k, routing::RouteRequest re
     pool.OnFinish(local, now, false);
     if (a.kind == Answer::Kind::kRefused) {
       pool.OnSuccess(local);
+      pool.OnEndpointRefused(request.flow, a.status == 429 && a.reason != "fair_share", now);
       if (a.reason == "draining") {
         pool.OnDraining(local, now);
       }

@@ -70,9 +70,10 @@ class GatewayFront {
   /// the retry settings and budget (routing::Pool::MayRetry); what is left is refused.
   /// A request the gateway cannot start within its TTFT SLO now may instead wait in its queue
   /// (routing::Pool::Admit): then `queued`, and DispatchNext says later how it left.
-  /// `cache_key` (empty: not cacheable) names its answer in the exact-result cache.
+  /// `cache_key` (empty: not cacheable) names its answer in the exact-result cache; `flow`
+  /// is the request's flow for the pools' fair shedding (routing::RouteRequest::flow).
   Outcome Forward(routing::Ticket ticket, std::int32_t prompt_tokens, std::int32_t max_tokens,
-                  std::int32_t priority, std::string cache_key, Seconds now,
+                  std::int32_t priority, std::string_view flow, std::string cache_key, Seconds now,
                   const TryReplica& try_replica);
   /// A `storable` request completed at `now`: its answer goes into the cache under `key`.
   void StoreAnswer(const std::string& key, Seconds now);

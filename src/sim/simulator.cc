@@ -105,8 +105,9 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   Seconds predicted_ttft_s = 0;
   if (gateway_.has_value()) {
     const GatewayFront::Outcome out =
-        gateway_->Forward(id, a.prompt_tokens, request.max_tokens, a.priority, CacheKey(a), now,
-                          TryReplicaFor(id, request, now, &d));
+        gateway_->Forward(id, a.prompt_tokens, request.max_tokens, a.priority,
+                          request.fairness_id.empty() ? request.tenant : request.fairness_id,
+                          CacheKey(a), now, TryReplicaFor(id, request, now, &d));
     if (out.cached) {  // answered at once, by no engine
       recorder_.OnAdmitted(now, now, false, ClassName(a));
       recorder_.OnRequestDone({RequestOutcome::Kind::kCompleted, now, now, now,

@@ -55,6 +55,7 @@ struct SimGateway {
   routing::RetryConfig retry;
   routing::WaitQueueConfig queue;    ///< the gateway router's wait queue (routing/wait_queue.h)
   PredictionErrorConfig prediction;  ///< its margin (admission/prediction_errors.h)
+  FairShareConfig fair_share;        ///< fair shedding in each pool (routing::PoolConfig)
   Seconds scrape_interval_s = 0.25;
   Seconds probe_interval_s = 0.5;  ///< /ready probes, as the live gateway's default
   /// The cascade's steps (routing/cascade.h), as the live gateway's cascade.order.

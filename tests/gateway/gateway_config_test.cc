@@ -147,6 +147,16 @@ TEST(GatewayConfigTest, ErrorsNameFileLineFieldAndValue) {
       "gw.yaml");
   EXPECT_EQ(off.queue.max_wait_s, 0);
   EXPECT_EQ(off.prediction.quantile, 0);
+  EXPECT_EQ(off.fair_share.min_share_ratio, 0) << "fair shedding is off by default";
+  // Fair shedding in each pool, passed to the routing core with the rest.
+  const GatewayConfig fair = LoadGatewayConfigFromString(
+      "router: {fair_share_min_ratio: 0.5, fair_share_window_s: 20}\n", "gw.yaml");
+  EXPECT_EQ(fair.PoolSettings().fair_share.min_share_ratio, 0.5);
+  EXPECT_EQ(fair.PoolSettings().fair_share.window_s, 20);
+  EXPECT_NE(ErrorOf([] {
+              LoadGatewayConfigFromString("router: {fair_share_min_ratio: 1.5}\n", "gw.yaml");
+            }).find("gw.yaml:1: router.fair_share_min_ratio: must be in [0, 1]"),
+            std::string::npos);
 }
 
 TEST(GatewayConfigTest, ValidationCatchesWhatNoSingleKeyCan) {
