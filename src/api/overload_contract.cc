@@ -96,6 +96,15 @@ std::vector<std::pair<std::string, std::string>> ContractHeaders(std::string_vie
   return h;
 }
 
+bool IsRefusalForLoad(int status, std::string_view reason) {
+  const ContractRow* row = FindContractRow(reason);
+  if (row == nullptr) {
+    return status == 429 || status == 503;
+  }
+  return reason != "fair_share" && (row->dropped_reason == "rejected-saturated" ||
+                                    row->dropped_reason == "rejected-ttl-expired");
+}
+
 int StatusOf(std::string_view reason) {
   const ContractRow* row = FindContractRow(reason);
   return row != nullptr ? row->http_status : 503;

@@ -39,5 +39,11 @@ std::vector<std::pair<std::string, std::string>> ContractHeaders(std::string_vie
                                                                  double retry_after_s);
 /// The row's status, or 503 for a token outside the contract (a load failure, never a 500).
 int StatusOf(std::string_view reason);
+/// Whether an endpoint's refusal with `status` and X-Overload-Reason `reason` says it was
+/// overloaded (fair shedding counts its flow as contending): a contract row dropped as
+/// saturated or TTL-expired, but fair_share (its flow yielded); or a 429 or 503 with a reason
+/// outside the contract or none (an engine that does not say why). Not a tenant's quota, a
+/// drain, a deadline or a request too large for it.
+bool IsRefusalForLoad(int status, std::string_view reason);
 
 }  // namespace spillway::api

@@ -159,8 +159,8 @@ asio::awaitable<std::optional<GatewayHandler::Refusal>> GatewayHandler::OnPool(E
         co_return std::nullopt;
       case End::kRefused:
         pool.OnSuccess(i);
-        pool.OnEndpointRefused(route.flow, r.status == 429 && r.overload_reason != "fair_share",
-                               now);
+        pool.OnEndpointRefused(
+            route.flow, api::IsRefusalForLoad(static_cast<int>(r.status), r.overload_reason), now);
         if (r.overload_reason == "draining") {
           pool.OnDraining(i, now);
         }

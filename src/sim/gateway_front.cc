@@ -247,7 +247,7 @@ GatewayFront::Outcome GatewayFront::Send(std::size_t k, routing::RouteRequest re
     pool.OnFinish(local, now, false);
     if (a.kind == Answer::Kind::kRefused) {
       pool.OnSuccess(local);
-      pool.OnEndpointRefused(request.flow, a.status == 429 && a.reason != "fair_share", now);
+      pool.OnEndpointRefused(request.flow, api::IsRefusalForLoad(a.status, a.reason), now);
       if (a.reason == "draining") {
         pool.OnDraining(local, now);
       }

@@ -98,5 +98,20 @@ TEST(OverloadContractTest, StatusesFollowTheContractsRules) {
   EXPECT_EQ(StatusOf("something_new"), 503);  // never a 500 for load
 }
 
+TEST(OverloadContractTest, RefusalsForLoadAreWhatFairSheddingCountsAsContention) {
+  for (const char* load : {"queue_delay_exceeded", "kv_saturation", "deadline_unreachable",
+                           "queue_deadline_exceeded", "queue_full", "queued_tokens_full"}) {
+    EXPECT_TRUE(IsRefusalForLoad(StatusOf(load), load)) << load;
+  }
+  for (const char* other : {"fair_share", "rate_limited", "token_rate_limited", "draining",
+                            "request_timeout", "context_length_exceeded"}) {
+    EXPECT_FALSE(IsRefusalForLoad(StatusOf(other), other)) << other;
+  }
+  // An engine that does not say why (vLLM's 429 or 503): load.
+  EXPECT_TRUE(IsRefusalForLoad(429, ""));
+  EXPECT_TRUE(IsRefusalForLoad(503, "something_new"));
+  EXPECT_FALSE(IsRefusalForLoad(400, ""));
+}
+
 }  // namespace
 }  // namespace spillway::api

@@ -3,56 +3,69 @@
 // contends; a flow served above its offered share meanwhile gets 429 fair_share from the
 // gateway itself, without reaching the endpoint. The same routing::Pool the simulator drives.
 
+#include <atomic>
+#include <boost/asio/write.hpp>
 #include <string>
 #include <vector>
 
 #include "api/openai_types.h"
-#include "common/temp_dir.h"
 #include "gateway/gateway_fixture.h"
+#include "gateway/scripted_upstream.h"
 
 namespace spillway::gateway_test {
 namespace {
 
+namespace asio = boost::asio;
 using server_test::IsOpenAiError;
 using server_test::SmallCompletionBody;
 
+/// The endpoint's second POST (on any connection) is refused for load; the others answered.
+std::string Overloaded() {
+  const std::string body =
+      R"({"error":{"message":"overloaded","type":"rate_limit_error","param":null,)"
+      R"("code":"queue_delay_exceeded"}})";
+  return "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
+         "X-Overload-Reason: queue_delay_exceeded\r\nRetry-After: 1\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
 class LiveGatewayFairShareTest : public GatewayFixture {
  protected:
-  int upstreams() const override { return 1; }
-  // Tenant a's bucket holds one request (then one every 1,000 s); b's is large.
-  std::vector<std::string> UpstreamArgs(int) const override {
-    const std::string config =
-        dir_.Write("keys.yaml",
-                   "api_keys:\n  - {key: sk-a, tenant: a, rate_rps: 0.001, burst: 1}\n"
-                   "  - {key: sk-b, tenant: b, rate_rps: 1000, burst: 1000}\n");
-    return {"--config", config};
-  }
+  LiveGatewayFairShareTest()
+      : scripted_([this](ScriptedUpstream::tcp::socket& s, int) {
+          boost::system::error_code ignored;
+          const std::string answer = ++posts_ == 2 ? Overloaded() : Answer200(kCompletionJson);
+          asio::write(s, asio::buffer(answer), ignored);
+        }) {}
+  int upstreams() const override { return 0; }
   std::vector<std::string> GatewayArgs() const override {
-    return {"--model", "spillway-emulated", "--fair-share-min-ratio", "0.5"};
+    return {"--endpoint",
+            "openai=http://127.0.0.1:" + std::to_string(scripted_.port()),
+            "--model",
+            "scripted",
+            "--fair-share-min-ratio",
+            "0.5"};
   }
-  HttpResponse Ask(const char* key, const std::string& flow) const {
+  HttpResponse Ask(const std::string& flow) const {
     return gateway().Post("/v1/completions", SmallCompletionBody(),
-                          {{"Authorization", std::string("Bearer ") + key},
-                           {std::string(api::kFairnessIdHeader), flow}});
+                          {{std::string(api::kFairnessIdHeader), flow}});
   }
-  mutable testing_util::TempDir dir_;
+
+  std::atomic<int> posts_{0};
+  ScriptedUpstream scripted_;
 };
 
-TEST_F(LiveGatewayFairShareTest, AnOverServedFlowYieldsToOneTheEndpointRefused) {
-  // Tenant a's one request goes straight to the endpoint: the next one of a is refused there.
-  ASSERT_EQ(upstream_client(0)
-                .Post("/v1/completions", SmallCompletionBody(), {{"Authorization", "Bearer sk-a"}})
-                .status,
-            200);
-  const HttpResponse docs = Ask("sk-a", "docs");
-  ASSERT_TRUE(IsOpenAiError(docs, 429, "rate_limited")) << "the endpoint's refusal, passed on";
-  // docs: half the offered, none served, refused for load. chat's first is within its share...
-  EXPECT_EQ(Ask("sk-b", "chat").status, 200);
-  // ...its second would be above it.
-  const HttpResponse chat = Ask("sk-b", "chat");
+TEST_F(LiveGatewayFairShareTest, AnOverServedFlowYieldsToOneTheEndpointRefusedForLoad) {
+  EXPECT_EQ(Ask("chat").status, 200);
+  const HttpResponse docs = Ask("docs");
+  ASSERT_TRUE(IsOpenAiError(docs, 429, "queue_delay_exceeded")) << "the endpoint's, passed on";
+  // docs: half the offered, none served, refused for load: starved; chat is above its half.
+  const HttpResponse chat = Ask("chat");
   EXPECT_TRUE(IsOpenAiError(chat, 429, "fair_share")) << chat.body;
   EXPECT_EQ(chat.Header("X-Overload-Reason"), "fair_share");
   EXPECT_EQ(chat.Header("Retry-After"), "1");
+  EXPECT_EQ(posts_, 2) << "refused by the gateway, not sent";
+  EXPECT_EQ(Ask("docs").status, 200) << "the starved flow is sent";
   const std::string m = GatewayMetrics();
   EXPECT_EQ(MetricSum(m, "spillway_gateway_requests_total",
                       {{"status", "429"}, {"reason", "fair_share"}, {"by", "gateway"}}),
@@ -60,8 +73,9 @@ TEST_F(LiveGatewayFairShareTest, AnOverServedFlowYieldsToOneTheEndpointRefused) 
 }
 
 TEST_F(LiveGatewayFairShareTest, AnInvalidFairnessIdIs400AsAtTheServer) {
-  EXPECT_TRUE(IsOpenAiError(Ask("sk-b", std::string(300, 'x')), 400, "invalid_fairness_id"));
-  EXPECT_EQ(Ask("sk-b", "chat").status, 200);
+  EXPECT_TRUE(IsOpenAiError(Ask(std::string(300, 'x')), 400, "invalid_fairness_id"));
+  EXPECT_EQ(posts_, 0);
+  EXPECT_EQ(Ask("chat").status, 200);
 }
 
 }  // namespace
