@@ -317,7 +317,7 @@ Seconds Engine::QueueForecast(Seconds now) const {
     return -1;
   }
   EngineRequest typical;
-  typical.prompt_tokens = std::max(1, static_cast<std::int32_t>(std::lround(mean_prompt)));
+  typical.prompt_tokens = TypicalPromptTokens();
   typical.max_tokens =
       std::max(1, static_cast<std::int32_t>(std::ceil(admission_.mean_output_tokens())));
   typical.ignore_eos = true;
@@ -327,6 +327,10 @@ Seconds Engine::QueueForecast(Seconds now) const {
     return horizon_s;
   }
   return std::max(0.0, ttft_s - admission_.PrefillEstimate(typical.prompt_tokens));
+}
+
+std::int32_t Engine::TypicalPromptTokens() const {
+  return std::max(1, static_cast<std::int32_t>(std::lround(admission_.mean_prompt_tokens())));
 }
 
 Seconds Engine::StepToFirstToken(Scheduler* what_if, RequestId id, Seconds now, Seconds horizon_s,
@@ -417,8 +421,7 @@ Seconds Engine::DropRetryAfter(Seconds now) const {
   if (const Seconds wait_s = QueueForecast(now); wait_s >= 0 && wait_s < 2 * slo_s) {
     // When a request of the mean shape would be forecast to meet the SLO again, as the door's
     // Retry-After under this policy.
-    const Seconds prefill_s = admission_.PrefillEstimate(
-        std::max(1, static_cast<std::int32_t>(std::lround(admission_.mean_prompt_tokens()))));
+    const Seconds prefill_s = admission_.PrefillEstimate(TypicalPromptTokens());
     return std::max(1.0, std::ceil(wait_s + prefill_s - slo_s));
   }
   const Seconds w = QueueDelayEstimate();

@@ -244,6 +244,8 @@ class Engine {
   Seconds forecast_memo_now_ = -1;
   /// ForecastFirstToken through forecast_memo_.
   Seconds MemoForecast(const EngineRequest& request, Seconds now, Seconds horizon_s);
+  /// The prompt of a request of the mean admitted shape (QueueForecast, DropRetryAfter), >= 1.
+  std::int32_t TypicalPromptTokens() const;
 };
 
 }  // namespace spillway

@@ -121,8 +121,8 @@ class Pool {
   /// next event): it leaves the queue expired. Nullopt when it was not waiting.
   std::optional<Placement> ExpireWaiting(Ticket ticket, Seconds now);
   /// The endpoint refused a request of `flow` that Route forwarded (fair shedding): its
-  /// admission is taken back, and with `for_load` (a 429 other than fair_share) its flow
-  /// contends.
+  /// admission is taken back, and with `for_load` (api::IsRefusalForLoad, which the driver
+  /// asks) its flow contends.
   void OnEndpointRefused(const std::string& flow, bool for_load, Seconds now);
   /// The gateway drains: every waiting request leaves the queue refused 503 draining (it was
   /// never sent; another gateway replica may take it).
