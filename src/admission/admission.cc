@@ -335,7 +335,7 @@ Seconds AdmissionController::ForecastTtft(const AdmissionRequest& request,
     return kNever;
   }
   d->ttft_forecast_s = f;
-  d->ttft_margin_s = forecast_errors_.Margin(request.priority);
+  d->ttft_margin_s = forecast_errors_.Margin(request.priority, request.prompt_tokens);
   d->queue_delay_est_s = std::max(0.0, f - d->prefill_est_s);
   return f + d->ttft_margin_s;
 }

@@ -270,8 +270,9 @@ class AdmissionController {
   /// A request of class `priority` admitted with a forecast of `forecast_s` saw its first
   /// token `actual_s` after its arrival, or was dropped at the queue head then: the
   /// forecast's error, for its margin.
-  void OnForecastObserved(std::int32_t priority, Seconds forecast_s, Seconds actual_s) {
-    forecast_errors_.Observe(priority, forecast_s, actual_s);
+  void OnForecastObserved(std::int32_t priority, Seconds forecast_s, Seconds actual_s,
+                          std::int32_t prompt_tokens = 0) {
+    forecast_errors_.Observe(priority, forecast_s, actual_s, prompt_tokens);
   }
   const ForecastErrors& forecast_errors() const { return forecast_errors_; }
   const FairShare& fair_share() const { return fair_share_; }

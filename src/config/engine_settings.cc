@@ -87,6 +87,10 @@ std::vector<SettingSpec> BuildSpecs() {
           "step while others wait (0 = no cap)"),
       Int("engine", "num_gpu_blocks", &S::num_gpu_blocks, 1, k2e24, "from the profile's memory",
           "KV cache blocks"),
+      Bool("engine", "enable_prefix_caching", &S::enable_prefix_caching, "",
+           "Automatic prefix caching (vLLM's): a prompt reuses the KV blocks of an earlier "
+           "prompt's identical prefix instead of computing them",
+           ""),
       Int("engine", "max_model_len", &S::max_model_len, 1, k2e24, "the profile's",
           "Context length: longer requests get 400 context_length_exceeded"),
       Bool("engine", "propagate_cancellation", &S::propagate_cancellation, "",
@@ -150,6 +154,7 @@ EngineSettings BuildDefaults() {
   d.priority_aging_s = 0.25;
   d.max_preemptions = 0;
   d.propagate_cancellation = true;
+  d.enable_prefix_caching = false;
   d.policy = "forecast";
   d.ttft_slo_s = 1.0;
   d.tpot_slo_s = 0.035;

@@ -35,6 +35,7 @@ struct EngineSettings {
   std::optional<std::int64_t> num_gpu_blocks;
   std::optional<std::int64_t> max_model_len;
   std::optional<bool> propagate_cancellation;
+  std::optional<bool> enable_prefix_caching;
   // admission:
   std::optional<std::string> policy;  ///< "unbounded", "tail-drop", "predictive", "forecast"
   std::optional<double> ttft_slo_s;

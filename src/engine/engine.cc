@@ -5,12 +5,13 @@
 
 #include "core/rng.h"
 #include "executor/emulated_executor.h"
+#include "sched/block_hashes.h"
 
 namespace spillway {
 namespace {
 
 // The id of the request being admitted in a forecast's what-if copy (never a live id: drivers
-// number requests from 0 upwards; the largest id is BlockManager::kFree).
+// number requests from 0 upwards).
 constexpr RequestId kProbeId = ~RequestId{0} - 1;
 // A forecast's expected arrivals of more urgent classes take the ids below it; at most this
 // many per class.
@@ -32,7 +33,7 @@ OutputQuery QueryOf(const Request& r) {
 
 Engine::Engine(EngineConfig config, Seconds now, std::unique_ptr<Executor> executor)
     : config_(std::move(config)),
-      blocks_(config_.num_gpu_blocks, config_.profile.block_size),
+      blocks_(config_.num_gpu_blocks, config_.profile.block_size, config_.enable_prefix_caching),
       scheduler_(config_.scheduler, &blocks_),
       executor_(executor ? std::move(executor)
                          : std::make_unique<EmulatedExecutor>(config_.profile)),
@@ -64,8 +65,11 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   };
   EngineStats ahead = scheduler_.StatsAhead(request.priority, now);
   ahead.step_pace = pace_;
+  // Admission sees the prefill it will cost: the prompt without what the prefix cache holds.
+  const auto uncached =
+      static_cast<std::int32_t>(request.prompt_tokens - CachedPromptTokens(request));
   const AdmissionDecision d =
-      admission_.Decide(AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens,
+      admission_.Decide(AdmissionRequest{request.tenant, uncached, request.max_tokens,
                                          request.priority, request.ignore_eos, request.fairness_id},
                         ahead, now, forecast);
   if (!d.admitted()) {
@@ -76,7 +80,7 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
     flows_[id] = std::string(request.fairness_id.empty() ? request.tenant : request.fairness_id);
   }
   if (d.ttft_forecast_s >= 0 && std::isfinite(d.ttft_forecast_s)) {
-    forecasts_[id] = Forecast{now, d.ttft_forecast_s, request.priority};
+    forecasts_[id] = Forecast{now, d.ttft_forecast_s, request.priority, uncached};
   }
   RequestSpec spec;
   spec.id = id;
@@ -87,8 +91,22 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   spec.deadline_s = d.deadline_s;
   spec.ignore_eos = request.ignore_eos;
   spec.emulated_output_tokens = request.ignore_eos ? 0 : request.emulated_output_tokens;
+  spec.prompt_segments = request.prompt_segments;
   scheduler_.Submit(spec);
   return d;
+}
+
+std::int64_t Engine::CachedPromptTokens(const EngineRequest& request) const {
+  if (!blocks_.prefix_caching() || request.prompt_segments == nullptr) {
+    return 0;  // nothing of it was seen before: its own tokens are new
+  }
+  RequestSpec spec;
+  spec.prompt_tokens = request.prompt_tokens;
+  spec.prompt_segments = request.prompt_segments;
+  std::vector<std::uint64_t> hashes;
+  ExtendBlockHashes(spec, blocks_.block_size(),
+                    (std::int64_t{request.prompt_tokens} - 1) / blocks_.block_size(), &hashes);
+  return std::int64_t{blocks_.MatchPrefix(hashes)} * blocks_.block_size();
 }
 
 Seconds Engine::MemoForecast(const EngineRequest& request, Seconds now, Seconds horizon_s) {
@@ -98,13 +116,14 @@ Seconds Engine::MemoForecast(const EngineRequest& request, Seconds now, Seconds 
   }
   for (const ForecastMemo& m : forecast_memo_) {
     if (m.prompt_tokens == request.prompt_tokens && m.max_tokens == request.max_tokens &&
-        m.priority == request.priority && m.horizon_s == horizon_s) {
+        m.priority == request.priority && m.prompt_segments == request.prompt_segments.get() &&
+        m.horizon_s == horizon_s) {
       return m.forecast_s;
     }
   }
   const Seconds f = ForecastFirstToken(request, now, horizon_s);
-  forecast_memo_.push_back(
-      {request.prompt_tokens, request.max_tokens, request.priority, horizon_s, f});
+  forecast_memo_.push_back({request.prompt_tokens, request.max_tokens, request.priority,
+                            request.prompt_segments.get(), horizon_s, f});
   return f;
 }
 
@@ -202,7 +221,7 @@ void Engine::ObserveForecasts(Seconds now) {
     }
     if (auto it = forecasts_.find(token.id); it != forecasts_.end()) {
       admission_.OnForecastObserved(it->second.priority, it->second.ttft_s,
-                                    now - it->second.arrival_s);
+                                    now - it->second.arrival_s, it->second.prompt_tokens);
       forecasts_.erase(it);
     }
   }
@@ -210,7 +229,7 @@ void Engine::ObserveForecasts(Seconds now) {
     if (auto it = forecasts_.find(r.spec.id); it != forecasts_.end()) {
       if (r.finish_reason == FinishReason::kDeadline) {  // waited at least this long
         admission_.OnForecastObserved(it->second.priority, it->second.ttft_s,
-                                      now - it->second.arrival_s);
+                                      now - it->second.arrival_s, it->second.prompt_tokens);
       }
       forecasts_.erase(it);
     }
@@ -271,7 +290,7 @@ Seconds Engine::MeanOverFutures(const RequestSpec* probe, RequestId id, Seconds 
   Seconds sum = 0;
   int futures = 0;
   for (std::uint64_t future = 0; future < kForecastFutures; ++future) {
-    BlockManager blocks = blocks_;
+    BlockManager blocks(blocks_, BlockManager::Counting{});
     Scheduler what_if(scheduler_, &blocks);
     const bool drawn = DrawOutputs(&what_if, future);
     if (probe != nullptr) {
@@ -307,6 +326,7 @@ Seconds Engine::ForecastFirstToken(const EngineRequest& request, Seconds now,
   probe.priority = request.priority;
   probe.arrival_s = now;
   probe.ignore_eos = true;  // its own length does not delay its first token
+  probe.prompt_segments = request.prompt_segments;
   return MeanOverFutures(&probe, kProbeId, now, horizon_s,
                          admission_.UrgentClassRates(request.priority, now));
 }

@@ -52,6 +52,8 @@ struct EngineRequest {
   /// Its flow for fair shedding (admission/fair_share.h): the x-gateway-inference-fairness-id
   /// header live, the scenario class's fairness_id in the simulator; empty: the tenant.
   std::string_view fairness_id = {};
+  /// Its prompt's shared segments for prefix caching (sched/request.h); null: all its own.
+  std::shared_ptr<const PromptSegments> prompt_segments;
 };
 
 /// The accounting of the step BeginStep planned.
@@ -218,6 +220,7 @@ class Engine {
     Seconds arrival_s = 0;
     Seconds ttft_s = 0;
     std::int32_t priority = 0;
+    std::int32_t prompt_tokens = 0;  ///< to prefill, as admission saw it
   };
   /// Requests admitted with a finite forecast, until their first token or their end.
   std::unordered_map<RequestId, Forecast> forecasts_;
@@ -232,6 +235,7 @@ class Engine {
     std::int32_t prompt_tokens = 0;
     std::int32_t max_tokens = 0;
     std::int32_t priority = 0;
+    const PromptSegments* prompt_segments = nullptr;
     Seconds horizon_s = 0;
     Seconds forecast_s = 0;
   };
@@ -246,6 +250,8 @@ class Engine {
   Seconds MemoForecast(const EngineRequest& request, Seconds now, Seconds horizon_s);
   /// The prompt of a request of the mean admitted shape (QueueForecast, DropRetryAfter), >= 1.
   std::int32_t TypicalPromptTokens() const;
+  /// Prompt tokens of `request` the prefix cache holds now (its shared segments only).
+  std::int64_t CachedPromptTokens(const EngineRequest& request) const;
 };
 
 }  // namespace spillway

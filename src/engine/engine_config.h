@@ -24,6 +24,8 @@ struct EngineConfig {
   /// Client disconnects abort the request at the next iteration (off: the engine keeps
   /// generating for clients that left, the naive baseline).
   bool propagate_cancellation = true;
+  /// Automatic prefix caching in the KV pool (kv/block_manager.h); vLLM's is on by default.
+  bool enable_prefix_caching = false;
   /// Set when the batch budgets were derived from the TPOT SLO (else explicit or defaults).
   std::optional<SloBudgets> slo_budgets;
 };

@@ -1,17 +1,49 @@
 #include "kv/block_manager.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/check.h"
 
 namespace spillway {
 
-BlockManager::BlockManager(std::int32_t num_blocks, std::int32_t block_size)
-    : block_size_(block_size), owner_(static_cast<std::size_t>(num_blocks), kFree) {
+BlockManager::BlockManager(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching)
+    : block_size_(block_size),
+      num_total_(num_blocks),
+      prefix_caching_(prefix_caching),
+      ref_(static_cast<std::size_t>(num_blocks), 0),
+      hash_(static_cast<std::size_t>(num_blocks), 0) {
   SPILLWAY_CHECK(num_blocks > 0 && block_size > 0);
   free_.resize(static_cast<std::size_t>(num_blocks));
   // Lowest ids on top of the stack, so allocation order is easy to read in tests.
   std::iota(free_.rbegin(), free_.rend(), 0);
+  if (prefix_caching_) {
+    prev_.assign(static_cast<std::size_t>(num_blocks), kNone);
+    next_.assign(static_cast<std::size_t>(num_blocks), kNone);
+  }
+}
+
+BlockManager::BlockManager(const BlockManager& real, Counting)
+    : block_size_(real.block_size_),
+      num_total_(real.num_total_),
+      prefix_caching_(real.prefix_caching_),
+      real_(real.counting() ? real.real_ : &real),
+      view_free_(real.counting()
+                     ? real.view_free_
+                     : static_cast<std::int32_t>(real.num_total_ - real.num_references_)) {}
+
+std::int32_t BlockManager::num_free() const {
+  if (counting()) {
+    return view_free_;
+  }
+  return static_cast<std::int32_t>(free_.size()) + num_evictable_;
+}
+
+std::int32_t BlockManager::ref_count(std::int32_t block) const {
+  if (counting() || block < 0 || block >= num_total_) {
+    return 0;
+  }
+  return ref_[static_cast<std::size_t>(block)];
 }
 
 std::int32_t BlockManager::GrowthNeeded(const std::vector<std::int32_t>& table,
@@ -20,64 +52,221 @@ std::int32_t BlockManager::GrowthNeeded(const std::vector<std::int32_t>& table,
   return need > 0 ? need : 0;
 }
 
-bool BlockManager::Grow(RequestId owner, std::vector<std::int32_t>& table, std::int64_t tokens) {
-  SPILLWAY_CHECK(owner != kFree);
+void BlockManager::PushEvictable(std::int32_t block) {
+  const auto b = static_cast<std::size_t>(block);
+  prev_[b] = tail_;
+  next_[b] = kNone;
+  if (tail_ != kNone) {
+    next_[static_cast<std::size_t>(tail_)] = block;
+  } else {
+    head_ = block;
+  }
+  tail_ = block;
+  ++num_evictable_;
+}
+
+void BlockManager::UnlinkEvictable(std::int32_t block) {
+  const auto b = static_cast<std::size_t>(block);
+  (prev_[b] != kNone ? next_[static_cast<std::size_t>(prev_[b])] : head_) = next_[b];
+  (next_[b] != kNone ? prev_[static_cast<std::size_t>(next_[b])] : tail_) = prev_[b];
+  prev_[b] = kNone;
+  next_[b] = kNone;
+  --num_evictable_;
+}
+
+std::int32_t BlockManager::TakeFreeBlock() {
+  std::int32_t block = kNone;
+  if (!free_.empty()) {
+    block = free_.back();
+    free_.pop_back();
+  } else {
+    // Evict the least recently released cached block: its tokens are forgotten.
+    SPILLWAY_CHECK(head_ != kNone);
+    block = head_;
+    UnlinkEvictable(block);
+    index_.erase(hash_[static_cast<std::size_t>(block)]);
+    hash_[static_cast<std::size_t>(block)] = 0;
+  }
+  SPILLWAY_CHECK(ref_[static_cast<std::size_t>(block)] == 0);
+  ref_[static_cast<std::size_t>(block)] = 1;
+  ++num_references_;
+  return block;
+}
+
+bool BlockManager::Grow(std::vector<std::int32_t>& table, std::int64_t tokens) {
   const std::int32_t need = GrowthNeeded(table, tokens);
   if (need > num_free()) {
     return false;
   }
+  if (counting()) {
+    view_free_ -= need;
+    table.insert(table.end(), static_cast<std::size_t>(need), kNone);
+    return true;
+  }
   for (std::int32_t i = 0; i < need; ++i) {
-    const std::int32_t block = free_.back();
-    free_.pop_back();
-    SPILLWAY_CHECK(owner_[static_cast<std::size_t>(block)] == kFree);
-    owner_[static_cast<std::size_t>(block)] = owner;
-    table.push_back(block);
+    table.push_back(TakeFreeBlock());
   }
   return true;
 }
 
-void BlockManager::Release(RequestId owner, std::vector<std::int32_t>& table) {
-  for (const std::int32_t block : table) {
-    SPILLWAY_CHECK(owner_[static_cast<std::size_t>(block)] == owner);
-    owner_[static_cast<std::size_t>(block)] = kFree;
-    free_.push_back(block);
+std::int32_t BlockManager::Lookup(std::uint64_t hash) const {
+  const auto it = index_.find(hash);
+  return it == index_.end() ? kNone : it->second;
+}
+
+std::int32_t BlockManager::MatchPrefix(std::span<const std::uint64_t> hashes) const {
+  if (!prefix_caching_) {
+    return 0;
+  }
+  std::int32_t hits = 0;
+  for (const std::uint64_t hash : hashes) {
+    const bool cached = (counting() ? real_->Lookup(hash) : Lookup(hash)) != kNone;
+    if (!cached) {
+      break;
+    }
+    ++hits;
+  }
+  return hits;
+}
+
+bool BlockManager::AcquireAndGrow(std::vector<std::int32_t>& table,
+                                  std::span<const std::uint64_t> hashes, std::int32_t num_cached,
+                                  std::int64_t tokens) {
+  SPILLWAY_CHECK(table.empty() && num_cached >= 0 &&
+                 num_cached <= static_cast<std::int32_t>(hashes.size()));
+  const std::int32_t fresh = std::max(0, BlocksFor(tokens) - num_cached);
+  if (counting()) {
+    const std::int32_t need = num_cached + fresh;  // each entry charged as its own block
+    if (need > view_free_) {
+      return false;
+    }
+    view_free_ -= need;
+    table.assign(static_cast<std::size_t>(need), kNone);
+    return true;
+  }
+  std::int32_t revived = 0;  // cached blocks taken off the evictable list
+  for (std::int32_t i = 0; i < num_cached; ++i) {
+    const std::int32_t block = Lookup(hashes[static_cast<std::size_t>(i)]);
+    SPILLWAY_CHECK(block != kNone);
+    revived += ref_[static_cast<std::size_t>(block)] == 0 ? 1 : 0;
+  }
+  if (fresh + revived > num_free()) {
+    return false;
+  }
+  for (std::int32_t i = 0; i < num_cached; ++i) {
+    const std::int32_t block = Lookup(hashes[static_cast<std::size_t>(i)]);
+    if (ref_[static_cast<std::size_t>(block)]++ == 0) {
+      UnlinkEvictable(block);
+    }
+    ++num_references_;
+    table.push_back(block);
+  }
+  for (std::int32_t i = 0; i < fresh; ++i) {
+    table.push_back(TakeFreeBlock());
+  }
+  return true;
+}
+
+void BlockManager::Release(std::vector<std::int32_t>& table) {
+  if (counting()) {
+    view_free_ += static_cast<std::int32_t>(table.size());
+    table.clear();
+    return;
+  }
+  // The table's last blocks (the least shared) are the first to be evicted, as in vLLM.
+  for (auto it = table.rbegin(); it != table.rend(); ++it) {
+    const std::int32_t block = *it;
+    const auto b = static_cast<std::size_t>(block);
+    SPILLWAY_CHECK(block >= 0 && block < num_total_ && ref_[b] > 0);
+    --num_references_;
+    if (--ref_[b] > 0) {
+      continue;
+    }
+    if (hash_[b] != 0) {
+      PushEvictable(block);
+    } else {
+      free_.push_back(block);
+    }
   }
   table.clear();
 }
 
-bool BlockManager::Owns(RequestId owner, const std::vector<std::int32_t>& table) const {
-  for (const std::int32_t block : table) {
-    if (block < 0 || block >= num_total() || owner_[static_cast<std::size_t>(block)] != owner) {
-      return false;
-    }
+void BlockManager::Register(std::int32_t block, std::uint64_t hash) {
+  if (!prefix_caching_ || counting()) {
+    return;
   }
-  return true;
+  const auto b = static_cast<std::size_t>(block);
+  SPILLWAY_CHECK(block >= 0 && block < num_total_ && ref_[b] > 0 && hash != 0);
+  if (hash_[b] != 0) {
+    return;  // already named (a block taken from the cache)
+  }
+  if (index_.try_emplace(hash, block).second) {
+    hash_[b] = hash;
+  }
 }
 
 bool BlockManager::CheckInvariants(std::string* error) const {
-  std::vector<char> on_free_list(owner_.size(), 0);
-  for (const std::int32_t block : free_) {
-    if (block < 0 || block >= num_total()) {
-      *error = "free list holds out-of-range block " + std::to_string(block);
-      return false;
-    }
-    if (on_free_list[static_cast<std::size_t>(block)]++ != 0) {
-      *error = "block " + std::to_string(block) + " is on the free list twice";
-      return false;
-    }
-    if (owner_[static_cast<std::size_t>(block)] != kFree) {
-      *error = "block " + std::to_string(block) + " is free and owned";
-      return false;
-    }
+  if (counting()) {
+    return true;
   }
-  std::int32_t owned = 0;
-  for (const RequestId o : owner_) {
-    owned += (o != kFree) ? 1 : 0;
-  }
-  if (owned + num_free() != num_total()) {
-    *error = "free (" + std::to_string(num_free()) + ") + allocated (" + std::to_string(owned) +
-             ") != total (" + std::to_string(num_total()) + ")";
+  const auto fail = [error](std::string why) {
+    *error = std::move(why);
     return false;
+  };
+  std::vector<char> seen(static_cast<std::size_t>(num_total_), 0);
+  for (const std::int32_t block : free_) {
+    if (block < 0 || block >= num_total_) {
+      return fail("free list holds out-of-range block " + std::to_string(block));
+    }
+    const auto b = static_cast<std::size_t>(block);
+    if (seen[b]++ != 0) {
+      return fail("block " + std::to_string(block) + " is on the free list twice");
+    }
+    if (ref_[b] != 0 || hash_[b] != 0) {
+      return fail("block " + std::to_string(block) + " is free and referenced or cached");
+    }
+  }
+  std::int32_t evictable = 0;
+  for (std::int32_t block = head_; block != kNone; block = next_[static_cast<std::size_t>(block)]) {
+    const auto b = static_cast<std::size_t>(block);
+    if (seen[b]++ != 0 || ++evictable > num_evictable_) {
+      return fail("block " + std::to_string(block) + " is free or evictable twice");
+    }
+    if (ref_[b] != 0 || hash_[b] == 0) {
+      return fail("evictable block " + std::to_string(block) + " is referenced or not cached");
+    }
+  }
+  if (evictable != num_evictable_) {
+    return fail("the evictable list holds " + std::to_string(evictable) + " blocks, counted " +
+                std::to_string(num_evictable_));
+  }
+  std::int32_t referenced = 0;
+  std::int64_t references = 0;
+  std::size_t hashed = 0;
+  for (std::size_t b = 0; b < ref_.size(); ++b) {
+    if (seen[b] == 0 && ref_[b] <= 0) {
+      return fail("block " + std::to_string(b) + " is neither free, evictable nor referenced");
+    }
+    referenced += ref_[b] > 0 ? 1 : 0;
+    references += ref_[b];
+    if (hash_[b] != 0) {
+      ++hashed;
+      if (Lookup(hash_[b]) != static_cast<std::int32_t>(b)) {
+        return fail("block " + std::to_string(b) + "'s hash is not indexed to it");
+      }
+    }
+  }
+  if (hashed != index_.size()) {
+    return fail("the hash index names " + std::to_string(index_.size()) + " blocks, " +
+                std::to_string(hashed) + " hold a hash");
+  }
+  if (references != num_references_) {
+    return fail("references counted " + std::to_string(num_references_) + ", held " +
+                std::to_string(references));
+  }
+  if (referenced + num_free() != num_total_) {
+    return fail("free (" + std::to_string(num_free()) + ") + allocated (" +
+                std::to_string(referenced) + ") != total (" + std::to_string(num_total_) + ")");
   }
   return true;
 }

@@ -86,6 +86,11 @@ class RunRecorder {
   /// Exact waiting depth after a change (for max_waiting).
   void ObserveWaiting(std::int32_t waiting) { s_.max_waiting = std::max(s_.max_waiting, waiting); }
   void SetEngineTotals(std::int64_t preemptions, std::int64_t recomputed_tokens);
+  /// Prefix-cache queries and hits over the run, prompt tokens.
+  void SetPrefixCacheTotals(std::int64_t queries_tokens, std::int64_t hits_tokens) {
+    s_.prefix_cache_queries_tokens = queries_tokens;
+    s_.prefix_cache_hits_tokens = hits_tokens;
+  }
   void SetNotCompletedEngineTime(Seconds s) { s_.not_completed_engine_s = s; }
 
   /// True when `o` meets every SLO (completed outcomes only).

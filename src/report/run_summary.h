@@ -218,6 +218,10 @@ struct RunSummary {
   std::int64_t preemptions = 0;
   std::int64_t prefill_tokens = 0;
   std::int64_t recomputed_tokens = 0;
+  /// Prefix caching, prompt tokens: of the requests scheduled from the queue, and of those
+  /// found cached (vllm:prefix_cache_queries_total / _hits_total); 0 with caching off.
+  std::int64_t prefix_cache_queries_tokens = 0;
+  std::int64_t prefix_cache_hits_tokens = 0;
   RetryAfterSummary retry_after;
 
   std::vector<ObjectiveResult> objectives;

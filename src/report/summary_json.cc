@@ -159,6 +159,8 @@ json::object ToValue(const RunSummary& s) {
   o["preemptions"] = s.preemptions;
   o["prefill_tokens"] = s.prefill_tokens;
   o["recomputed_tokens"] = s.recomputed_tokens;
+  o["prefix_cache"] = json::object{{"queries_tokens", s.prefix_cache_queries_tokens},
+                                   {"hits_tokens", s.prefix_cache_hits_tokens}};
   const RetryAfterSummary& ra = s.retry_after;
   o["retry_after"] = json::object{{"checked", ra.checked},
                                   {"shortfalls", ra.shortfalls},

@@ -282,6 +282,10 @@ void ReadEngine(const Fields& run, RunSummary* s) {
   s->preemptions = run.Integer("preemptions");
   s->prefill_tokens = run.Integer("prefill_tokens", Need::kOptional);
   s->recomputed_tokens = run.Integer("recomputed_tokens", Need::kOptional);
+  if (const std::optional<Fields> pc = run.Object("prefix_cache", Need::kOptional)) {
+    s->prefix_cache_queries_tokens = pc->Integer("queries_tokens", Need::kOptional);
+    s->prefix_cache_hits_tokens = pc->Integer("hits_tokens", Need::kOptional);
+  }
   if (const std::optional<Fields> ra = run.Object("retry_after", Need::kOptional)) {
     RetryAfterSummary& r = s->retry_after;
     r.checked = ra->Integer("checked", Need::kOptional);

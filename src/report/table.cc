@@ -142,6 +142,16 @@ std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
       {"preemptions", [](const RunSummary& s) { return Count(s.preemptions); }},
   };
   rows.insert(rows.end(), tail.begin(), tail.end());
+  // Only runs with prefix caching have hits to show.
+  if (std::any_of(runs.begin(), runs.end(),
+                  [](const RunSummary& s) { return s.prefix_cache_queries_tokens > 0; })) {
+    rows.emplace_back("prefix cache hits (prompt tokens)", [](const RunSummary& s) {
+      return s.prefix_cache_queries_tokens > 0
+                 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(s.prefix_cache_hits_tokens) /
+                                              static_cast<double>(s.prefix_cache_queries_tokens))
+                 : std::string("-");
+    });
+  }
   const std::size_t num_objectives = runs.empty() ? 0 : runs.front().objectives.size();
   for (std::size_t i = 0; i < num_objectives; ++i) {
     const ObjectiveResult& o = runs.front().objectives[i];

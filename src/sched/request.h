@@ -8,9 +8,11 @@
 // and samples the next output once every known token is in the KV cache.
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
+#include "core/prompt_segments.h"
 #include "core/types.h"
 
 namespace spillway {
@@ -44,6 +46,9 @@ struct RequestSpec {
   /// request ends with finish reason stop (before max_output_tokens). 0: it never does
   /// (ignore_eos, or no length given), max_output_tokens ends it.
   std::int32_t emulated_output_tokens = 0;
+  /// Its prompt's shared segments (prefix caching); null: every token is its own, so only its
+  /// own recompute after a preemption can reuse its KV.
+  std::shared_ptr<const PromptSegments> prompt_segments;
 };
 
 struct Request {
@@ -58,8 +63,16 @@ struct Request {
   /// Steps this waiting prompt was passed over because its whole prefill did not fit yet
   /// (SchedulerConfig::reserve_prefill_blocks).
   std::int32_t num_blocked_steps = 0;
-  std::int64_t num_recomputed_tokens = 0;  ///< prefill tokens spent re-doing preempted work
-  std::vector<std::int32_t> blocks;        ///< KV block table (owned blocks)
+  /// Computed tokens its preemptions released (with prefix caching, some are found again).
+  std::int64_t num_recomputed_tokens = 0;
+  std::vector<std::int32_t> blocks;  ///< KV block table (referenced blocks)
+  /// Prefix caching: the chained hashes of its full blocks known so far (sched/block_hashes.h),
+  /// and how many of its table's blocks are registered in the cache.
+  std::vector<std::uint64_t> block_hashes;
+  std::int32_t num_registered_blocks = 0;
+  /// Waiting: the prompt tokens the prefix cache held for it when it was queued, which the
+  /// backlog does not count. Running: those it found cached when it was scheduled.
+  std::int64_t num_cached_tokens = 0;
 
   Seconds first_scheduled_s = kNever;  ///< first time in a step's batch
   Seconds first_token_s = kNever;

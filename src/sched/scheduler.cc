@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/check.h"
+#include "sched/block_hashes.h"
 
 namespace spillway {
 namespace {
@@ -50,6 +51,7 @@ void Scheduler::Submit(const RequestSpec& spec) {
   Request& r = it->second;
   r.spec = spec;
   r.queue_key = QueueKey(spec);
+  r.num_cached_tokens = std::int64_t{CachedPrefixBlocks(&r)} * blocks_->block_size();
   EnqueueWaiting(&r);
 }
 
@@ -68,6 +70,8 @@ Scheduler::Scheduler(const Scheduler& other, BlockManager* blocks)
       long_running_prefill_tokens_(other.long_running_prefill_tokens_),
       num_preemptions_total_(other.num_preemptions_total_),
       num_recomputed_tokens_total_(other.num_recomputed_tokens_total_),
+      prefix_cache_queries_total_(other.prefix_cache_queries_total_),
+      prefix_cache_hits_total_(other.prefix_cache_hits_total_),
       now_(other.now_) {
   SPILLWAY_CHECK(blocks_ != nullptr);
   const auto remap = [this](const std::vector<Request*>& from) {
@@ -99,7 +103,7 @@ std::set<Scheduler::QueueEntry>::iterator Scheduler::EraseWaiting(std::set<Queue
 }
 
 void Scheduler::CountWaiting(const Request& r, int sign) {
-  const std::int64_t tokens = sign * (r.num_tokens() - r.num_computed_tokens);
+  const std::int64_t tokens = sign * WaitingPrefillTokens(r);
   waiting_prompt_tokens_ += tokens;
   long_waiting_tokens_ += IsLongPrompt(r) ? tokens : 0;
 }
@@ -136,7 +140,7 @@ void Scheduler::Retire(Request* r, FinishReason reason, Seconds now, StepEvents*
   if (r->state == RequestState::kRunning) {
     CountRunningPrefill(*r, -1);
   }
-  blocks_->Release(r->spec.id, r->blocks);
+  blocks_->Release(r->blocks);
   r->state = RequestState::kFinished;
   r->finish_reason = reason;
   r->finished_s = now;
@@ -222,10 +226,13 @@ void Scheduler::Preempt(std::size_t index, StepEvents* events) {
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
   Unplan(r);
   CountRunningPrefill(*r, -1);
-  blocks_->Release(r->spec.id, r->blocks);
+  blocks_->Release(r->blocks);
+  r->num_registered_blocks = 0;
   r->num_recomputed_tokens += r->num_computed_tokens;
   num_recomputed_tokens_total_ += r->num_computed_tokens;
   r->num_computed_tokens = 0;
+  // What it computed stays cached (evictable) until the pool needs the blocks.
+  r->num_cached_tokens = std::int64_t{CachedPrefixBlocks(r)} * blocks_->block_size();
   ++r->num_preemptions;
   ++num_preemptions_total_;
   r->state = RequestState::kPreempted;  // out of running_ now; Retire must not count it there
@@ -268,7 +275,7 @@ void Scheduler::TopUpLongPrefills() {
     const std::int64_t needed =
         blocks_->BlocksFor(target) - static_cast<std::int64_t>(r->blocks.size());
     if (extra <= 0 || blocks_->num_free() - needed < static_cast<std::int64_t>(running_.size()) ||
-        !blocks_->Grow(r->spec.id, r->blocks, target)) {
+        !blocks_->Grow(r->blocks, target)) {
       continue;  // no preemption for a top-up
     }
     s.num_new_tokens += static_cast<std::int32_t>(extra);
@@ -296,7 +303,7 @@ void Scheduler::ScheduleRunning(Seconds now, StepEvents* events, bool* preempted
       num_new = budget_tokens_;
     }
     bool self_preempted = false;
-    while (!blocks_->Grow(r->spec.id, r->blocks, r->num_computed_tokens + num_new)) {
+    while (!blocks_->Grow(r->blocks, r->num_computed_tokens + num_new)) {
       // vLLM's rule over the whole running batch: lowest priority, then latest arrival. A
       // victim already planned this step is taken out of the plan and its budget returned.
       *preempted_any = true;
@@ -375,7 +382,10 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
   auto it = waiting_.begin();
   while (it != waiting_.end() && budget_tokens_ > 0) {
     Request* r = &requests_.find(it->second)->second;
-    const std::int64_t tokens = r->num_tokens() - r->num_computed_tokens;
+    // Prefix caching: the blocks the cache holds for its prompt now are not computed again.
+    const std::int32_t cached_blocks = CachedPrefixBlocks(r);
+    const std::int64_t cached_tokens = std::int64_t{cached_blocks} * blocks_->block_size();
+    const std::int64_t tokens = r->num_tokens() - cached_tokens;
     if (NeverFits(*r)) {
       // Waiting would wedge the queue: fail it now (a recompute that outgrew the step, or a
       // prompt longer than the engine can ever hold).
@@ -421,22 +431,65 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
       }
     }
     if (static_cast<std::int32_t>(running_.size()) >= config_.max_num_seqs &&
-        !Displace(*r, r->num_computed_tokens + num_new, events)) {
+        !Displace(*r, cached_tokens + num_new, events)) {
       break;
     }
-    if (!blocks_->Grow(r->spec.id, r->blocks, r->num_computed_tokens + num_new)) {
+    if (!blocks_->AcquireAndGrow(r->blocks,
+                                 std::span<const std::uint64_t>(r->block_hashes)
+                                     .first(static_cast<std::size_t>(cached_blocks)),
+                                 cached_blocks, cached_tokens + num_new)) {
       break;
     }
     long_prefills_planned_ += long_prefill ? 1 : 0;
     it = EraseWaiting(it, *r);
+    StartFromCache(r, cached_tokens);
     r->state = RequestState::kRunning;
     running_.push_back(r);
     if (config_.reserve_prefill_blocks) {
-      reserved += blocks_->BlocksFor(tokens) - static_cast<std::int64_t>(r->blocks.size());
+      reserved += blocks_->BlocksFor(r->num_tokens()) - static_cast<std::int64_t>(r->blocks.size());
     }
     CountRunningPrefill(*r, +1);
     Plan(r, static_cast<std::int32_t>(num_new), now);
   }
+}
+
+std::int32_t Scheduler::CachedPrefixBlocks(Request* r) const {
+  if (!blocks_->prefix_caching()) {
+    return 0;
+  }
+  // At least the last prompt token is computed, to sample from (vLLM's rule).
+  const std::int64_t usable = (r->num_tokens() - 1) / blocks_->block_size();
+  ExtendBlockHashes(r->spec, blocks_->block_size(), usable, &r->block_hashes);
+  return blocks_->MatchPrefix(
+      std::span<const std::uint64_t>(r->block_hashes).first(static_cast<std::size_t>(usable)));
+}
+
+void Scheduler::StartFromCache(Request* r, std::int64_t cached_tokens) {
+  if (!blocks_->prefix_caching()) {
+    return;
+  }
+  r->num_computed_tokens = cached_tokens;
+  r->num_cached_tokens = cached_tokens;
+  r->num_registered_blocks = static_cast<std::int32_t>(cached_tokens / blocks_->block_size());
+  prefix_cache_queries_total_ += r->num_tokens();
+  prefix_cache_hits_total_ += cached_tokens;
+}
+
+void Scheduler::RegisterFullBlocks(Request* r) {
+  if (!blocks_->prefix_caching()) {
+    return;
+  }
+  const std::int64_t full = std::min<std::int64_t>(r->num_computed_tokens / blocks_->block_size(),
+                                                   static_cast<std::int64_t>(r->blocks.size()));
+  if (full <= r->num_registered_blocks) {
+    return;
+  }
+  ExtendBlockHashes(r->spec, blocks_->block_size(), full, &r->block_hashes);
+  for (std::int64_t j = r->num_registered_blocks; j < full; ++j) {
+    blocks_->Register(r->blocks[static_cast<std::size_t>(j)],
+                      r->block_hashes[static_cast<std::size_t>(j)]);
+  }
+  r->num_registered_blocks = static_cast<std::int32_t>(full);
 }
 
 void Scheduler::OnStepDone(const StepResult& result, Seconds now, StepEvents* events) {
@@ -447,6 +500,7 @@ void Scheduler::OnStepDone(const StepResult& result, Seconds now, StepEvents* ev
     const ScheduledSeq& s = plan_.seqs[k];
     CountRunningPrefill(*r, -1);
     r->num_computed_tokens += s.num_new_tokens;
+    RegisterFullBlocks(r);
     if (s.samples_token) {
       SPILLWAY_CHECK(token_index < result.token_ids.size());
       const std::int32_t token = result.token_ids[token_index++];

@@ -31,14 +31,19 @@
 // arrival_s + priority * priority_aging_s: a request of class p+1 waits at most priority_aging_s
 // longer than one of class p that arrived at the same time, so no class starves.
 //
-// Invariants (CheckInvariants): each running request owns exactly its blocks and no waiting one
-// holds blocks; allocated blocks == sum of running tables; running <= max_num_seqs; counters
-// match the queues. Not thread-safe; no clock, no I/O.
+// Prefix caching (BlockManager): a request taken off the queue starts from the blocks the cache
+// holds for its prompt (all but its last token at most) and registers each block it fills; the
+// backlog counts a waiting prompt without the tokens cached when it was queued.
+//
+// Invariants (CheckInvariants): each block's references are exactly the running tables holding
+// it and no waiting request holds blocks; allocated blocks == distinct blocks of running tables;
+// running <= max_num_seqs; counters match the queues. Not thread-safe; no clock, no I/O.
 
 #include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -133,6 +138,11 @@ struct EngineStats {
   std::int32_t block_size = 0;  ///< tokens per KV block
   std::int64_t num_preemptions_total = 0;
   std::int64_t num_recomputed_tokens_total = 0;
+  /// Prefix caching, in prompt tokens (vLLM's prefix_cache_queries / prefix_cache_hits): the
+  /// prompt tokens of the requests scheduled from the queue, and those found cached.
+  std::int64_t prefix_cache_queries_total = 0;
+  std::int64_t prefix_cache_hits_total = 0;
+  std::int32_t num_cached_blocks = 0;  ///< blocks holding reusable prompt KV
   std::int32_t max_num_seqs = 0;
   /// For a request being admitted (Scheduler::StatsAhead): the waiting requests queued ahead
   /// of it, and their prompt tokens still to prefill plus the unfinished running prefills.
@@ -232,6 +242,18 @@ class Scheduler {
   void TopUpLongPrefills();
   /// Adds (`sign` +1) or removes (-1) `r`'s tokens to prefill to the waiting counters.
   void CountWaiting(const Request& r, int sign);
+  /// The tokens waiting `r` has to prefill: all but those cached when it was queued.
+  static std::int64_t WaitingPrefillTokens(const Request& r) {
+    return r.num_tokens() - r.num_computed_tokens - r.num_cached_tokens;
+  }
+  /// Prefix caching: how many leading blocks of `r`'s prompt the cache holds (extends its
+  /// block_hashes to the prompt); 0 without caching.
+  std::int32_t CachedPrefixBlocks(Request* r) const;
+  /// `r`, just taken off the queue with `cached_tokens` of its prompt found cached, starts from
+  /// them; counts the lookup.
+  void StartFromCache(Request* r, std::int64_t cached_tokens);
+  /// Registers `r`'s blocks that became full in the cache.
+  void RegisterFullBlocks(Request* r);
   /// The same for a running request's unfinished prefill.
   void CountRunningPrefill(const Request& r, int sign);
   void ScheduleWaiting(Seconds now, StepEvents* events);
@@ -304,6 +326,8 @@ class Scheduler {
   std::int64_t long_running_prefill_tokens_ = 0;
   std::int64_t num_preemptions_total_ = 0;
   std::int64_t num_recomputed_tokens_total_ = 0;
+  std::int64_t prefix_cache_queries_total_ = 0;
+  std::int64_t prefix_cache_hits_total_ = 0;
   Seconds now_ = 0;
 };
 

@@ -20,6 +20,9 @@ EngineStats Scheduler::stats() const {
   s.block_size = blocks_->block_size();
   s.num_preemptions_total = num_preemptions_total_;
   s.num_recomputed_tokens_total = num_recomputed_tokens_total_;
+  s.prefix_cache_queries_total = prefix_cache_queries_total_;
+  s.prefix_cache_hits_total = prefix_cache_hits_total_;
+  s.num_cached_blocks = blocks_->num_cached();
   s.max_num_seqs = config_.max_num_seqs;
   return s;
 }
@@ -39,8 +42,8 @@ EngineStats Scheduler::StatsAhead(std::int32_t priority, Seconds now) const {
   for (auto it = waiting_.begin(); it != waiting_.end() && it->first <= key; ++it) {
     const Request& r = requests_.at(it->second);
     ++ahead;
-    tokens += r.num_tokens() - r.num_computed_tokens;
-    long_tokens += IsLongPrompt(r) ? r.num_tokens() - r.num_computed_tokens : 0;
+    tokens += WaitingPrefillTokens(r);
+    long_tokens += IsLongPrompt(r) ? WaitingPrefillTokens(r) : 0;
   }
   s.num_waiting_ahead = ahead;
   s.prefill_backlog_ahead_tokens = tokens + running_prefill_tokens_;
@@ -59,7 +62,7 @@ bool Scheduler::CheckInvariants(std::string* error) const {
   if (running_.size() > static_cast<std::size_t>(config_.max_num_seqs)) {
     return fail("running exceeds max_num_seqs");
   }
-  std::int64_t owned = 0;
+  std::vector<std::int32_t> references(static_cast<std::size_t>(blocks_->num_total()), 0);
   std::int64_t prefill = 0;
   std::int64_t long_prefill = 0;
   for (const Request* r : running_) {
@@ -67,8 +70,12 @@ bool Scheduler::CheckInvariants(std::string* error) const {
       return fail("request " + std::to_string(r->spec.id) + " in running list is " +
                   std::string(ToString(r->state)));
     }
-    if (!blocks_->Owns(r->spec.id, r->blocks)) {
-      return fail("request " + std::to_string(r->spec.id) + " holds blocks it does not own");
+    for (const std::int32_t block : r->blocks) {
+      if (block < 0 || block >= blocks_->num_total()) {
+        return fail("request " + std::to_string(r->spec.id) + " holds no block " +
+                    std::to_string(block));
+      }
+      ++references[static_cast<std::size_t>(block)];
     }
     if (r->blocks.size() < static_cast<std::size_t>(blocks_->BlocksFor(r->num_computed_tokens))) {
       return fail("request " + std::to_string(r->spec.id) + " has KV without blocks");
@@ -76,13 +83,25 @@ bool Scheduler::CheckInvariants(std::string* error) const {
     if (r->num_computed_tokens > r->num_tokens()) {
       return fail("request " + std::to_string(r->spec.id) + " computed more than it has");
     }
-    owned += static_cast<std::int64_t>(r->blocks.size());
     prefill += PrefillRemaining(*r);
     long_prefill += IsLongPrompt(*r) ? PrefillRemaining(*r) : 0;
   }
-  if (owned != blocks_->num_allocated()) {
+  std::int32_t held = 0;
+  for (std::int32_t block = 0; block < blocks_->num_total(); ++block) {
+    const std::int32_t n = references[static_cast<std::size_t>(block)];
+    if (n != blocks_->ref_count(block)) {
+      return fail("block " + std::to_string(block) + " is referenced " +
+                  std::to_string(blocks_->ref_count(block)) + " times, held by " +
+                  std::to_string(n) + " running requests");
+    }
+    held += n > 0 ? 1 : 0;
+  }
+  if (held != blocks_->num_allocated()) {
     return fail("allocated blocks (" + std::to_string(blocks_->num_allocated()) +
-                ") != blocks held by running requests (" + std::to_string(owned) + ")");
+                ") != blocks held by running requests (" + std::to_string(held) + ")");
+  }
+  if (prefix_cache_hits_total_ > prefix_cache_queries_total_) {
+    return fail("more prefix-cache hits than queries");
   }
   std::int64_t waiting_tokens = 0;
   std::int64_t long_waiting_tokens = 0;
@@ -96,8 +115,12 @@ bool Scheduler::CheckInvariants(std::string* error) const {
     if (!r.blocks.empty() || r.num_computed_tokens != 0) {
       return fail("waiting request " + std::to_string(id) + " holds KV blocks");
     }
-    waiting_tokens += r.num_tokens();
-    long_waiting_tokens += IsLongPrompt(r) ? r.num_tokens() : 0;
+    if (r.num_cached_tokens < 0 || r.num_cached_tokens >= r.num_tokens()) {
+      return fail("waiting request " + std::to_string(id) +
+                  " counts a cached prefix it cannot have");
+    }
+    waiting_tokens += WaitingPrefillTokens(r);
+    long_waiting_tokens += IsLongPrompt(r) ? WaitingPrefillTokens(r) : 0;
     if (!r.ever_scheduled() && r.spec.deadline_s != kNever) {
       ++with_deadline;
       if (!deadlines_.contains({r.spec.deadline_s, id})) {

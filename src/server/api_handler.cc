@@ -22,6 +22,7 @@
 #include "api/routes.h"
 #include "server/api_keys.h"
 #include "server/generation_end.h"
+#include "server/prompt_content.h"
 #include "server/refusal_replies.h"
 #include "server/request_headers.h"
 
@@ -39,6 +40,17 @@ api::ApiError ModelNotFound(std::string_view asked, std::string_view served) {
   return Error(
       404, fmt::format("The model '{}' does not exist; this server serves '{}'.", asked, served),
       "invalid_request_error", "model_not_found", "model");
+}
+
+// The prompt's segments for the engine's prefix caching, by what the prompt is.
+std::shared_ptr<const PromptSegments> PromptContent(const api::CompletionRequest& req) {
+  if (!req.prompt_token_ids.empty()) {
+    return SegmentsOfTokenIds(req.prompt_token_ids);
+  }
+  if (!req.messages.empty()) {
+    return SegmentsOfChat(req.messages);
+  }
+  return SegmentsOfText(req.prompt_text);
 }
 
 }  // namespace
@@ -345,8 +357,8 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
     co_return;
   }
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
-  const SubmitRequest submit{tenant,         g.prompt_tokens,  max_tokens,  priority,
-                             req.ignore_eos, *emulated_output, *fairness_id};
+  const SubmitRequest submit{tenant,         g.prompt_tokens,  max_tokens,   priority,
+                             req.ignore_eos, *emulated_output, *fairness_id, PromptContent(req)};
   g.admitted = co_await engine_.Submit(submit, executor);
   const AdmissionDecision& d = g.admitted.decision;
   if (d.verdict == Verdict::kNeverFits) {  // no retry helps

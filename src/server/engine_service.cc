@@ -55,7 +55,13 @@ EngineService::EngineService(asio::io_context& ioc, EngineConfig config, ServerM
       idle_timer_(strand_),
       step_timer_(strand_),
       engine_(std::move(config), clock.Now()),
-      channel_capacity_(channel_capacity) {}
+      channel_capacity_(channel_capacity) {
+  const EngineConfig& c = engine_.config();
+  metrics_.cache_config_info
+      ->With({std::to_string(c.profile.block_size), c.enable_prefix_caching ? "True" : "False",
+              std::to_string(c.num_gpu_blocks)})
+      .Set(1);
+}
 
 void EngineService::Start() {
   heartbeat_s_ = clock_.Now();
@@ -95,7 +101,8 @@ SubmitResult EngineService::DoSubmit(const SubmitRequest& request,
   out.decision = engine_.Offer(
       next_id_,
       EngineRequest{request.tenant, request.prompt_tokens, request.max_tokens, request.priority,
-                    request.ignore_eos, request.emulated_output_tokens, request.fairness_id},
+                    request.ignore_eos, request.emulated_output_tokens, request.fairness_id,
+                    request.prompt_segments},
       now);
   metrics_.admission_decisions_total
       ->With({std::string(DecisionName(out.decision)), std::string(ToString(out.decision.reason)),
@@ -277,6 +284,10 @@ void EngineService::Publish() {
   const double recomputed = static_cast<double>(s.num_recomputed_tokens_total);
   metrics_.recomputed_prefill_tokens_total->Inc(recomputed -
                                                 metrics_.recomputed_prefill_tokens_total->value());
+  metrics_.prefix_cache_queries_total->Inc(static_cast<double>(s.prefix_cache_queries_total) -
+                                           metrics_.prefix_cache_queries_total->value());
+  metrics_.prefix_cache_hits_total->Inc(static_cast<double>(s.prefix_cache_hits_total) -
+                                        metrics_.prefix_cache_hits_total->value());
   const Seconds w = engine_.QueueDelayEstimate();
   metrics_.estimated_queue_delay_seconds->Set(std::isfinite(w) ? w : -1.0);
   if (const Seconds now = clock_.Now(); now - queue_forecast_s_ >= kQueueForecastEvery) {

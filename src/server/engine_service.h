@@ -40,6 +40,8 @@ struct SubmitRequest {
   bool ignore_eos = false;
   std::int32_t emulated_output_tokens = 0;  ///< EngineRequest::emulated_output_tokens
   std::string fairness_id;                  ///< EngineRequest::fairness_id ("": the tenant)
+  /// EngineRequest::prompt_segments (server/prompt_content.h); null: all its own.
+  std::shared_ptr<const PromptSegments> prompt_segments;
 };
 
 struct SubmitResult {

@@ -39,6 +39,13 @@ ServerMetrics::ServerMetrics(const std::string& model_name) : model(model_name) 
   request_success_total =
       &r.AddCounter("vllm:request_success_total", "Finished requests by finish reason.",
                     {"model_name", "finished_reason"});
+  prefix_cache_queries_total =
+      counter("vllm:prefix_cache_queries_total",
+              "Prefix cache queries: prompt tokens of the requests scheduled from the queue.");
+  prefix_cache_hits_total = counter("vllm:prefix_cache_hits_total",
+                                    "Prefix cache hits: prompt tokens found in the cache.");
+  cache_config_info = &r.AddGauge("vllm:cache_config_info", "Information of the KV cache config.",
+                                  {"block_size", "enable_prefix_caching", "num_gpu_blocks"});
 
   admission_decisions_total =
       &r.AddCounter("spillway_admission_decisions_total",

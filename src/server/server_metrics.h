@@ -35,6 +35,13 @@ struct ServerMetrics {
   metrics::Histogram* time_per_output_token_seconds;
   metrics::Histogram* e2e_request_latency_seconds;
   metrics::Family<metrics::Counter>* request_success_total;  ///< {model_name, finished_reason}
+  /// Prefix caching, prompt tokens: those of requests scheduled from the queue, those found
+  /// cached (vLLM v1's prefix_cache_queries / prefix_cache_hits; 0 with caching off).
+  metrics::Counter* prefix_cache_queries_total;
+  metrics::Counter* prefix_cache_hits_total;
+  /// 1, labelled with the KV cache's configuration: {block_size, enable_prefix_caching,
+  /// num_gpu_blocks} (set by the EngineService).
+  metrics::Family<metrics::Gauge>* cache_config_info;
 
   // Spillway's own.
   metrics::Family<metrics::Counter>* admission_decisions_total;  ///< {decision, reason, tenant}

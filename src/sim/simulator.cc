@@ -218,12 +218,13 @@ void Sim::ArmTimeouts(std::uint32_t id, Seconds sent_s) {
 
 EngineRequest Sim::RequestOf(std::uint32_t logical) const {
   const Arrival& a = arrivals_[logical_[logical].arrival];
-  // Trace records have no class: their flow is their tenant.
+  // Trace records have no class: their flow is their tenant. Every attempt (a retry too)
+  // carries its arrival's prompt segments, so the engine's prefix cache sees the same prompt.
   const std::string_view flow =
       a.class_index >= 0 ? sc_.classes[static_cast<std::size_t>(a.class_index)].flow() : "";
-  return EngineRequest{a.tenant,   a.prompt_tokens, a.max_tokens,
-                       a.priority, a.ignore_eos,    a.ignore_eos ? 0 : a.output_tokens,
-                       flow};
+  return EngineRequest{a.tenant,   a.prompt_tokens,  a.max_tokens,
+                       a.priority, a.ignore_eos,     a.ignore_eos ? 0 : a.output_tokens,
+                       flow,       a.prompt_segments};
 }
 
 void Sim::DispatchWaiting(Seconds now) {
@@ -404,11 +405,15 @@ RunSummary Sim::Run() {
   }
   std::int64_t preemptions = 0;
   std::int64_t recomputed = 0;
+  std::int64_t cache_queries = 0;
+  std::int64_t cache_hits = 0;
   for (std::uint32_t r = 0; r < replicas_.size(); ++r) {
     const Engine* engine = replicas_[r].get();
     const EngineStats s = engine->stats();
     preemptions += s.num_preemptions_total;
     recomputed += s.num_recomputed_tokens_total;
+    cache_queries += s.prefix_cache_queries_total;
+    cache_hits += s.prefix_cache_hits_total;
     // A killed engine keeps what it held when it died; every other one has drained.
     if (!engine->idle() && faults_.life(r) != ReplicaFaults::Life::kDead) {
       throw SimInvariantError("engine not idle at the end of the run (seed " +
@@ -426,6 +431,7 @@ RunSummary Sim::Run() {
   CheckLedger(/*at_end=*/true);
   recorder_.SetNotCompletedEngineTime(not_completed_s);
   recorder_.SetEngineTotals(preemptions, recomputed);
+  recorder_.SetPrefixCacheTotals(cache_queries, cache_hits);
   RunSummary s = recorder_.Finish(sc_.ArrivalSpan(), last_event_s_);
   EvaluateObjectives(sc_.objectives, &s);
   s.source = "sim";

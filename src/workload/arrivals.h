@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/rng.h"
+// PromptSegments only: a plain struct of the request's vocabulary, no link dependency on sched.
+#include "core/prompt_segments.h"
 #include "workload/scenario.h"
 
 namespace spillway {
@@ -28,6 +31,12 @@ struct Arrival {
   /// for every arrival asking the same: the load generator sends the same body for it. 0: a
   /// prompt no other arrival asks.
   std::uint64_t prompt_id = 0;
+  /// What its prompt shares with others' (core/prompt_segments.h), for the engine's prefix caching:
+  /// its class's system prompt (RequestClass::shared_prefix_tokens, one segment of that many
+  /// tokens), the rest of a prompt asked again (prompt_id), or a trace record's hash_ids
+  /// (segments of kMooncakeBlockTokens). One object is shared by every arrival with the same
+  /// segments (and by a retry, which resends the arrival). Null: the whole prompt is its own.
+  std::shared_ptr<const PromptSegments> prompt_segments;
 
   /// The tokens it generates when it runs to its end: max_tokens under ignore_eos, else
   /// min(output_tokens, max_tokens).

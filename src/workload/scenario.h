@@ -53,6 +53,10 @@ struct RequestClass {
   /// request asked again, which an exact-result cache can answer), each with its own fixed
   /// prompt and output length; 0 (the default): every request is new.
   std::int32_t distinct_prompts = 0;
+  /// > 0: every request of the class begins with the same system prompt of this many tokens
+  /// (a request whose prompt is shorter has the system prompt's first prompt_tokens), which
+  /// the engine's prefix caching can reuse; 0 (the default): no shared prefix.
+  std::int32_t shared_prefix_tokens = 0;
   /// Its flow for fair shedding (admission/fair_share.h), sent as the
   /// x-gateway-inference-fairness-id header; empty (the default): the class's name.
   std::string fairness_id;
@@ -74,6 +78,10 @@ struct TraceRecord {
   Seconds time_s = 0;  ///< seconds since the trace's first record (>= 0, non-decreasing)
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;
+  /// Mooncake traces: the ids of the record's consecutive prompt blocks of
+  /// kMooncakeBlockTokens (trace_reader.h) tokens, equal ids = equal tokens (shared prefixes);
+  /// empty for Azure traces and records without them.
+  std::vector<std::uint64_t> hash_ids;
 };
 
 struct ArrivalProcess {

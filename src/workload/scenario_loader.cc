@@ -239,7 +239,7 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
     f.Fail("must be a map {name, share, prompt_tokens, output_tokens, ...}");
   }
   f.RequireKnownKeys({"name", "share", "prompt_tokens", "output_tokens", "max_tokens", "priority",
-                      "tenant", "distinct_prompts", "fairness_id"});
+                      "tenant", "distinct_prompts", "shared_prefix_tokens", "fairness_id"});
   RequestClass c;
   c.name = NonEmptyString(Required(f, "name"));
   c.share = OptPositive(f["share"]).value_or(1.0);
@@ -252,6 +252,10 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   if (!tokens_required && f["max_tokens"].present()) {
     f["max_tokens"].Fail("a trace's requests take the cap from arrival.max_tokens");
   }
+  if (!tokens_required && f["shared_prefix_tokens"].present()) {
+    f["shared_prefix_tokens"].Fail(
+        "a trace's requests take their shared prefixes from its hash_ids");
+  }
   c.max_tokens = static_cast<std::int32_t>(OptIntIn(f["max_tokens"], 1, 1 << 24).value_or(0));
   c.priority = static_cast<std::int32_t>(OptIntIn(f["priority"], 0, 1 << 20).value_or(0));
   c.priority_given = f["priority"].present();
@@ -260,6 +264,8 @@ RequestClass ParseClass(const Field& f, bool tokens_required) {
   }
   c.distinct_prompts =
       static_cast<std::int32_t>(OptIntIn(f["distinct_prompts"], 0, 1 << 30).value_or(0));
+  c.shared_prefix_tokens =
+      static_cast<std::int32_t>(OptIntIn(f["shared_prefix_tokens"], 0, kInt32Max).value_or(0));
   if (const Field id = f["fairness_id"]; id.present()) {
     // Sent as the x-gateway-inference-fairness-id header: what the server accepts.
     c.fairness_id = NonEmptyString(id);

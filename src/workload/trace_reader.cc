@@ -7,6 +7,8 @@
 #include <limits>
 #include <sstream>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -26,6 +28,7 @@ struct RawRecord {
   double frac_s = 0;
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;
+  std::vector<std::uint64_t> hash_ids;  ///< Mooncake only
 };
 
 /// Reports a malformed line as "FILE:LINE: message".
@@ -215,6 +218,34 @@ std::int32_t MooncakeTokens(const boost::json::object& obj, std::string_view key
   return value;
 }
 
+/// The optional "hash_ids" member: an array of non-negative integers (empty when absent).
+std::vector<std::uint64_t> MooncakeHashIds(const boost::json::object& obj, const std::string& path,
+                                           std::size_t line) {
+  const boost::json::value* v = obj.if_contains("hash_ids");
+  if (v == nullptr) {
+    return {};
+  }
+  const boost::json::array* items = v->if_array();
+  if (items == nullptr) {
+    FailLine(path, line,
+             "\"hash_ids\": must be an array of non-negative integers, got " +
+                 boost::json::serialize(*v));
+  }
+  std::vector<std::uint64_t> ids;
+  ids.reserve(items->size());
+  for (const boost::json::value& item : *items) {
+    boost::system::error_code ec;
+    const auto id = item.to_number<std::uint64_t>(ec);
+    if (ec) {
+      FailLine(path, line,
+               "\"hash_ids\": must be an array of non-negative integers, got element " +
+                   boost::json::serialize(item));
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 RawRecord ParseMooncakeLine(std::string_view line, const std::string& path, std::size_t number) {
   boost::system::error_code ec;
   const boost::json::value doc = boost::json::parse(line, ec);
@@ -240,6 +271,7 @@ RawRecord ParseMooncakeLine(std::string_view line, const std::string& path, std:
   r.frac_s = ms / 1000.0 - static_cast<double>(r.whole_s);
   r.prompt_tokens = MooncakeTokens(*obj, "input_length", path, number);
   r.output_tokens = MooncakeTokens(*obj, "output_length", path, number);
+  r.hash_ids = MooncakeHashIds(*obj, path, number);
   return r;
 }
 
@@ -258,10 +290,10 @@ std::vector<TraceRecord> Rebase(std::vector<RawRecord> raw) {
   });
   std::vector<TraceRecord> records;
   records.reserve(raw.size());
-  for (const RawRecord& r : raw) {
+  for (RawRecord& r : raw) {
     const double t =
         static_cast<double>(r.whole_s - raw.front().whole_s) + (r.frac_s - raw.front().frac_s);
-    records.push_back({std::max(t, 0.0), r.prompt_tokens, r.output_tokens});
+    records.push_back({std::max(t, 0.0), r.prompt_tokens, r.output_tokens, std::move(r.hash_ids)});
   }
   return records;
 }

@@ -72,7 +72,11 @@ class EngineDriver {
 
   /// Offers a request at the driver's current time; returns its id.
   RequestId Offer(std::int32_t prompt_tokens, std::int32_t max_tokens, std::int32_t priority = 0) {
-    return Offer(EngineRequest{"default", prompt_tokens, max_tokens, priority});
+    EngineRequest request;
+    request.prompt_tokens = prompt_tokens;
+    request.max_tokens = max_tokens;
+    request.priority = priority;
+    return Offer(request);
   }
   RequestId Offer(const EngineRequest& request) {
     const RequestId id = next_id_++;

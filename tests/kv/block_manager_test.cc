@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "core/rng.h"
+#include "core/types.h"
 
 namespace spillway {
 namespace {
@@ -62,7 +63,7 @@ TEST(BlockManagerTest, GrowthNeededCountsOnlyMissingBlocks) {
   EXPECT_EQ(bm.GrowthNeeded(table, 0), 0);
   EXPECT_EQ(bm.GrowthNeeded(table, 1), 1);
   EXPECT_EQ(bm.GrowthNeeded(table, 9), 3);
-  ASSERT_TRUE(bm.Grow(1, table, 5));  // 2 blocks
+  ASSERT_TRUE(bm.Grow(table, 5));  // 2 blocks
   EXPECT_EQ(bm.GrowthNeeded(table, 5), 0);
   EXPECT_EQ(bm.GrowthNeeded(table, 8), 0);
   EXPECT_EQ(bm.GrowthNeeded(table, 9), 1);
@@ -74,11 +75,13 @@ TEST(BlockManagerTest, GrowthNeededCountsOnlyMissingBlocks) {
 TEST(BlockManagerTest, GrowAllocatesCeilTokensOverBlockSize) {
   BlockManager bm(10, 16);
   Table table;
-  ASSERT_TRUE(bm.Grow(7, table, 33));
+  ASSERT_TRUE(bm.Grow(table, 33));
   EXPECT_EQ(table.size(), 3u);
   EXPECT_EQ(bm.num_free(), 7);
   EXPECT_EQ(bm.num_allocated(), 3);
-  EXPECT_TRUE(bm.Owns(7, table));
+  for (const std::int32_t block : table) {
+    EXPECT_EQ(bm.ref_count(block), 1);
+  }
   std::set<std::int32_t> distinct(table.begin(), table.end());
   EXPECT_EQ(distinct.size(), table.size());
   for (std::int32_t b : table) {
@@ -90,21 +93,21 @@ TEST(BlockManagerTest, GrowAllocatesCeilTokensOverBlockSize) {
 TEST(BlockManagerTest, GrowHandsOutLowestIdsFirst) {
   BlockManager bm(4, 2);
   Table table;
-  ASSERT_TRUE(bm.Grow(1, table, 6));
+  ASSERT_TRUE(bm.Grow(table, 6));
   EXPECT_EQ(table, (Table{0, 1, 2}));
 }
 
 TEST(BlockManagerTest, GrowIsIncrementalAndKeepsExistingBlocks) {
   BlockManager bm(10, 4);
   Table table;
-  ASSERT_TRUE(bm.Grow(1, table, 4));
+  ASSERT_TRUE(bm.Grow(table, 4));
   const Table before = table;
-  ASSERT_TRUE(bm.Grow(1, table, 4));  // already covered: nothing changes
+  ASSERT_TRUE(bm.Grow(table, 4));  // already covered: nothing changes
   EXPECT_EQ(table, before);
-  ASSERT_TRUE(bm.Grow(1, table, 5));
+  ASSERT_TRUE(bm.Grow(table, 5));
   ASSERT_EQ(table.size(), 2u);
   EXPECT_EQ(table[0], before[0]);
-  ASSERT_TRUE(bm.Grow(1, table, 12));
+  ASSERT_TRUE(bm.Grow(table, 12));
   EXPECT_EQ(table.size(), 3u);
   EXPECT_EQ(bm.num_allocated(), 3);
 }
@@ -112,9 +115,9 @@ TEST(BlockManagerTest, GrowIsIncrementalAndKeepsExistingBlocks) {
 TEST(BlockManagerTest, GrowToFewerTokensIsANoOp) {
   BlockManager bm(10, 4);
   Table table;
-  ASSERT_TRUE(bm.Grow(1, table, 12));
+  ASSERT_TRUE(bm.Grow(table, 12));
   const Table before = table;
-  EXPECT_TRUE(bm.Grow(1, table, 3));
+  EXPECT_TRUE(bm.Grow(table, 3));
   EXPECT_EQ(table, before);
   EXPECT_EQ(bm.num_allocated(), 3);
 }
@@ -122,12 +125,12 @@ TEST(BlockManagerTest, GrowToFewerTokensIsANoOp) {
 TEST(BlockManagerTest, GrowIsAllOrNothingWhenShortOfBlocks) {
   BlockManager bm(5, 4);
   Table a;
-  ASSERT_TRUE(bm.Grow(1, a, 12));  // 3 blocks, 2 left
+  ASSERT_TRUE(bm.Grow(a, 12));  // 3 blocks, 2 left
   Table b;
-  ASSERT_TRUE(bm.Grow(2, b, 4));  // 1 block, 1 left
+  ASSERT_TRUE(bm.Grow(b, 4));  // 1 block, 1 left
   const Table b_before = b;
   // b needs 3 more blocks to cover 16 tokens but only 1 is free: nothing changes.
-  EXPECT_FALSE(bm.Grow(2, b, 16));
+  EXPECT_FALSE(bm.Grow(b, 16));
   EXPECT_EQ(b, b_before);
   EXPECT_EQ(bm.num_free(), 1);
   EXPECT_EQ(bm.num_allocated(), 4);
@@ -135,26 +138,26 @@ TEST(BlockManagerTest, GrowIsAllOrNothingWhenShortOfBlocks) {
   EXPECT_TRUE(bm.CheckInvariants(&err)) << err;
   // A fresh table that needs more than the pool has also gets nothing.
   Table c;
-  EXPECT_FALSE(bm.Grow(3, c, 9));
+  EXPECT_FALSE(bm.Grow(c, 9));
   EXPECT_TRUE(c.empty());
   EXPECT_EQ(bm.num_free(), 1);
   // Exactly the remaining block still fits.
-  EXPECT_TRUE(bm.Grow(3, c, 4));
+  EXPECT_TRUE(bm.Grow(c, 4));
   EXPECT_EQ(bm.num_free(), 0);
   EXPECT_DOUBLE_EQ(bm.usage(), 1.0);
   // A full pool refuses any growth but accepts growth that needs no block.
-  EXPECT_FALSE(bm.Grow(1, a, 13));
+  EXPECT_FALSE(bm.Grow(a, 13));
   EXPECT_EQ(a.size(), 3u);
-  EXPECT_TRUE(bm.Grow(1, a, 12));
+  EXPECT_TRUE(bm.Grow(a, 12));
 }
 
 TEST(BlockManagerTest, GrowLargerThanWholePoolFailsWithoutSideEffects) {
   BlockManager bm(4, 16);
   Table table;
-  EXPECT_FALSE(bm.Grow(1, table, 16 * 4 + 1));
+  EXPECT_FALSE(bm.Grow(table, 16 * 4 + 1));
   EXPECT_TRUE(table.empty());
   EXPECT_EQ(bm.num_free(), 4);
-  EXPECT_TRUE(bm.Grow(1, table, 16 * 4));
+  EXPECT_TRUE(bm.Grow(table, 16 * 4));
   EXPECT_EQ(bm.num_free(), 0);
 }
 
@@ -162,17 +165,17 @@ TEST(BlockManagerTest, ReleaseReturnsEveryBlockAndClearsTheTable) {
   BlockManager bm(6, 8);
   Table a;
   Table b;
-  ASSERT_TRUE(bm.Grow(1, a, 20));  // 3
-  ASSERT_TRUE(bm.Grow(2, b, 9));   // 2
+  ASSERT_TRUE(bm.Grow(a, 20));  // 3
+  ASSERT_TRUE(bm.Grow(b, 9));   // 2
   EXPECT_EQ(bm.num_free(), 1);
-  bm.Release(1, a);
+  bm.Release(a);
   EXPECT_TRUE(a.empty());
   EXPECT_EQ(bm.num_free(), 4);
   EXPECT_EQ(bm.num_allocated(), 2);
-  EXPECT_TRUE(bm.Owns(2, b));
+  EXPECT_EQ(bm.ref_count(b[0]), 1);
   std::string err;
   EXPECT_TRUE(bm.CheckInvariants(&err)) << err;
-  bm.Release(2, b);
+  bm.Release(b);
   EXPECT_TRUE(b.empty());
   EXPECT_EQ(bm.num_free(), bm.num_total());
   EXPECT_DOUBLE_EQ(bm.usage(), 0.0);
@@ -182,21 +185,20 @@ TEST(BlockManagerTest, ReleaseReturnsEveryBlockAndClearsTheTable) {
 TEST(BlockManagerTest, ReleasedBlocksCanBeReallocatedToAnotherOwner) {
   BlockManager bm(3, 4);
   Table a;
-  ASSERT_TRUE(bm.Grow(1, a, 12));
+  ASSERT_TRUE(bm.Grow(a, 12));
   Table b;
-  EXPECT_FALSE(bm.Grow(2, b, 1));
+  EXPECT_FALSE(bm.Grow(b, 1));
   const std::set<std::int32_t> a_blocks(a.begin(), a.end());
-  bm.Release(1, a);
-  ASSERT_TRUE(bm.Grow(2, b, 12));
+  bm.Release(a);
+  ASSERT_TRUE(bm.Grow(b, 12));
   EXPECT_EQ(std::set<std::int32_t>(b.begin(), b.end()), a_blocks);
-  EXPECT_TRUE(bm.Owns(2, b));
-  EXPECT_FALSE(bm.Owns(1, b));
+  EXPECT_EQ(bm.ref_count(b[0]), 1);
 }
 
 TEST(BlockManagerTest, ReleaseOfEmptyTableIsHarmless) {
   BlockManager bm(2, 4);
   Table empty;
-  bm.Release(5, empty);
+  bm.Release(empty);
   EXPECT_EQ(bm.num_free(), 2);
   std::string err;
   EXPECT_TRUE(bm.CheckInvariants(&err)) << err;
@@ -206,67 +208,14 @@ TEST(BlockManagerTest, UsageIsAllocatedFraction) {
   BlockManager bm(4, 1);
   Table t;
   EXPECT_DOUBLE_EQ(bm.usage(), 0.0);
-  ASSERT_TRUE(bm.Grow(1, t, 1));
+  ASSERT_TRUE(bm.Grow(t, 1));
   EXPECT_DOUBLE_EQ(bm.usage(), 0.25);
-  ASSERT_TRUE(bm.Grow(1, t, 3));
+  ASSERT_TRUE(bm.Grow(t, 3));
   EXPECT_DOUBLE_EQ(bm.usage(), 0.75);
-  ASSERT_TRUE(bm.Grow(1, t, 4));
+  ASSERT_TRUE(bm.Grow(t, 4));
   EXPECT_DOUBLE_EQ(bm.usage(), 1.0);
-  bm.Release(1, t);
+  bm.Release(t);
   EXPECT_DOUBLE_EQ(bm.usage(), 0.0);
-}
-
-TEST(BlockManagerTest, OwnsDistinguishesOwnersAndRejectsForeignOrBadIds) {
-  BlockManager bm(4, 4);
-  Table a;
-  Table b;
-  ASSERT_TRUE(bm.Grow(10, a, 8));
-  ASSERT_TRUE(bm.Grow(20, b, 4));
-  EXPECT_TRUE(bm.Owns(10, a));
-  EXPECT_TRUE(bm.Owns(20, b));
-  EXPECT_FALSE(bm.Owns(20, a));
-  EXPECT_FALSE(bm.Owns(10, b));
-  // A table mixing blocks of two owners is not owned by either.
-  Table mixed = {a[0], b[0]};
-  EXPECT_FALSE(bm.Owns(10, mixed));
-  EXPECT_FALSE(bm.Owns(20, mixed));
-  // Out-of-range ids are never owned.
-  EXPECT_FALSE(bm.Owns(10, Table{-1}));
-  EXPECT_FALSE(bm.Owns(10, Table{4}));
-  EXPECT_FALSE(bm.Owns(10, Table{1000}));
-  // A free block is owned by nobody.
-  Table free_block;
-  for (std::int32_t blk = 0; blk < bm.num_total(); ++blk) {
-    if (std::find(a.begin(), a.end(), blk) == a.end() &&
-        std::find(b.begin(), b.end(), blk) == b.end()) {
-      free_block.push_back(blk);
-    }
-  }
-  ASSERT_EQ(free_block.size(), 1u);
-  EXPECT_FALSE(bm.Owns(10, free_block));
-  EXPECT_FALSE(bm.Owns(20, free_block));
-  // The empty table is trivially owned.
-  EXPECT_TRUE(bm.Owns(10, Table{}));
-}
-
-TEST(BlockManagerTest, OwnerIdZeroAndLargeIdsAreOrdinaryOwners) {
-  BlockManager bm(3, 4);
-  Table a;
-  Table b;
-  ASSERT_TRUE(bm.Grow(0, a, 4));
-  ASSERT_TRUE(bm.Grow(~RequestId{0} - 1, b, 4));
-  EXPECT_TRUE(bm.Owns(0, a));
-  EXPECT_TRUE(bm.Owns(~RequestId{0} - 1, b));
-  EXPECT_FALSE(bm.Owns(0, b));
-  std::string err;
-  EXPECT_TRUE(bm.CheckInvariants(&err)) << err;
-}
-
-TEST(BlockManagerDeathTest, ReleasingBlocksOfAnotherOwnerAborts) {
-  BlockManager bm(2, 4);
-  Table a;
-  ASSERT_TRUE(bm.Grow(1, a, 4));
-  EXPECT_DEATH(bm.Release(2, a), "check failed");
 }
 
 TEST(BlockManagerDeathTest, ConstructorRejectsEmptyPoolOrZeroBlockSize) {
@@ -293,7 +242,7 @@ TEST(BlockManagerPropertyTest, RandomGrowReleaseKeepsInvariants) {
         const std::int32_t need = bm.GrowthNeeded(table, want);
         const std::int32_t free_before = bm.num_free();
         const Table before = table;
-        const bool ok = bm.Grow(owner, table, want);
+        const bool ok = bm.Grow(table, want);
         ASSERT_EQ(ok, need <= free_before) << "seed " << seed;
         if (ok) {
           tokens[owner] = std::max(tokens[owner], want);
@@ -309,7 +258,7 @@ TEST(BlockManagerPropertyTest, RandomGrowReleaseKeepsInvariants) {
       } else {
         const auto held = static_cast<std::int32_t>(table.size());
         const std::int32_t free_before = bm.num_free();
-        bm.Release(owner, table);
+        bm.Release(table);
         tokens[owner] = 0;
         ASSERT_TRUE(table.empty()) << "seed " << seed;
         ASSERT_EQ(bm.num_free(), free_before + held) << "seed " << seed;
@@ -320,7 +269,9 @@ TEST(BlockManagerPropertyTest, RandomGrowReleaseKeepsInvariants) {
       std::int64_t held_total = 0;
       std::set<std::int32_t> all;
       for (const auto& [id, t] : tables) {
-        ASSERT_TRUE(bm.Owns(id, t)) << "seed " << seed << " owner " << id;
+        for (const std::int32_t block : t) {
+          ASSERT_EQ(bm.ref_count(block), 1) << "seed " << seed << " owner " << id;
+        }
         held_total += static_cast<std::int64_t>(t.size());
         all.insert(t.begin(), t.end());
       }
@@ -330,7 +281,7 @@ TEST(BlockManagerPropertyTest, RandomGrowReleaseKeepsInvariants) {
       ASSERT_EQ(bm.num_free() + bm.num_allocated(), bm.num_total());
     }
     for (auto& [id, t] : tables) {
-      bm.Release(id, t);
+      bm.Release(t);
     }
     ASSERT_EQ(bm.num_free(), num_blocks) << "seed " << seed;
     ASSERT_TRUE(bm.CheckInvariants(&err)) << "seed " << seed << ": " << err;

@@ -46,8 +46,10 @@ inline std::int32_t FakeToken(RequestId id, std::int32_t index) {
 class FakeEngine {
  public:
   FakeEngine(SchedulerConfig config, std::int32_t num_blocks, std::int32_t block_size,
-             Seconds step_s = 1.0)
-      : blocks_(num_blocks, block_size), sched_(config, &blocks_), step_s_(step_s) {}
+             Seconds step_s = 1.0, bool prefix_caching = false)
+      : blocks_(num_blocks, block_size, prefix_caching),
+        sched_(config, &blocks_),
+        step_s_(step_s) {}
 
   Scheduler& sched() { return sched_; }
   BlockManager& blocks() { return blocks_; }

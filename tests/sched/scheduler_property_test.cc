@@ -38,6 +38,8 @@ struct Params {
   double abort_prob = 0.03;
   double deadline_prob = 0.3;
   bool tight = false;  ///< some requests can never fit the pool or the budget
+  /// Prefix caching on, and prompts drawn with one of a few shared segment lists.
+  bool prefix_caching = false;
 };
 
 std::string Describe(const Params& p) {
@@ -47,7 +49,8 @@ std::string Describe(const Params& p) {
      << " aging=" << p.config.priority_aging_s << " max_num_seqs=" << p.config.max_num_seqs
      << " budget=" << p.config.max_num_batched_tokens
      << " max_preemptions=" << p.config.max_preemptions << " blocks=" << p.num_blocks << "x"
-     << p.block_size << " submit_prob=" << p.submit_prob << " tight=" << p.tight << "}";
+     << p.block_size << " submit_prob=" << p.submit_prob << " tight=" << p.tight
+     << " prefix_caching=" << p.prefix_caching << "}";
   return os.str();
 }
 
@@ -55,13 +58,32 @@ class Scenario {
  public:
   /// With `check_victims`, also checks the documented preemption rule after every Step.
   explicit Scenario(std::uint64_t seed, bool check_victims = false)
-      : rng_(seed), params_(RandomParams(rng_)), check_victims_(check_victims) {
-    blocks_ = std::make_unique<BlockManager>(params_.num_blocks, params_.block_size);
+      : rng_(seed),
+        params_(RandomParams(rng_)),
+        check_victims_(check_victims),
+        prefix_rng_(seed * 7919 + 1) {
+    // Every other seed caches prefixes; its own generator leaves the other draws as they were.
+    params_.prefix_caching = seed % 2 == 0;
+    if (params_.prefix_caching) {
+      for (int k = 0; k < 4; ++k) {
+        auto segments = std::make_shared<PromptSegments>();
+        segments->segment_tokens = static_cast<std::int32_t>(prefix_rng_.UniformInt(1, 96));
+        const auto n = prefix_rng_.UniformInt(1, 8);
+        for (std::int64_t i = 0; i < n; ++i) {
+          segments->ids.push_back(
+              static_cast<std::uint64_t>(k * 100 + prefix_rng_.UniformInt(0, 2)));
+        }
+        shared_segments_.push_back(std::move(segments));
+      }
+    }
+    blocks_ = std::make_unique<BlockManager>(params_.num_blocks, params_.block_size,
+                                             params_.prefix_caching);
     sched_ = std::make_unique<Scheduler>(params_.config, blocks_.get());
   }
 
   const Params& params() const { return params_; }
   std::int64_t num_preemptions() const { return sched_->stats().num_preemptions_total; }
+  std::int64_t prefix_cache_hits() const { return sched_->stats().prefix_cache_hits_total; }
   std::size_t num_submitted() const { return specs_.size(); }
   int num_steps() const { return step_ + 1; }
   const std::map<FinishReason, std::int64_t>& reasons() const { return reasons_; }
@@ -202,6 +224,10 @@ class Scenario {
       spec.arrival_s = now_;
       if (rng_.Uniform() < params_.deadline_prob) {
         spec.deadline_s = now_ + rng_.Uniform(0.0, 3.0);
+      }
+      if (!shared_segments_.empty() && prefix_rng_.Uniform() < 0.7) {
+        spec.prompt_segments = shared_segments_[static_cast<std::size_t>(
+            prefix_rng_.UniformInt(0, static_cast<std::int64_t>(shared_segments_.size()) - 1))];
       }
       sched_->Submit(spec);
       specs_[spec.id] = spec;
@@ -521,8 +547,9 @@ class Scenario {
         Fail("planned request ", s.id, " is a bad decode");
         return false;
       }
+      // Without chunking a prefill runs whole, from the start or from its cached prefix.
       if (!s.is_decode && !c.enable_chunked_prefill &&
-          (s.num_context_tokens != 0 || !s.samples_token)) {
+          (s.num_context_tokens != r->num_cached_tokens || !s.samples_token)) {
         Fail("planned request ", s.id, " is a partial prefill without chunking");
         return false;
       }
@@ -626,6 +653,8 @@ class Scenario {
   Rng rng_;
   Params params_;
   bool check_victims_ = false;
+  Rng prefix_rng_;
+  std::vector<std::shared_ptr<const PromptSegments>> shared_segments_;
   std::unique_ptr<BlockManager> blocks_;
   std::unique_ptr<Scheduler> sched_;
   Seconds now_ = 0;
@@ -650,6 +679,7 @@ TEST(SchedulerPropertyTest, RandomScenariosKeepInvariantsAndDrainWithEveryReques
   std::int64_t total_steps = 0;
   std::size_t total_requests = 0;
   int seeds_with_preemption = 0;
+  int seeds_with_prefix_hits = 0;
   std::map<FinishReason, std::int64_t> reasons;
   for (std::uint64_t seed = 1; seed <= kNumSeeds; ++seed) {
     Scenario scenario(seed);
@@ -659,19 +689,22 @@ TEST(SchedulerPropertyTest, RandomScenariosKeepInvariantsAndDrainWithEveryReques
     total_requests += scenario.num_submitted();
     total_steps += scenario.num_steps();
     seeds_with_preemption += scenario.num_preemptions() > 0 ? 1 : 0;
+    seeds_with_prefix_hits += scenario.prefix_cache_hits() > 0 ? 1 : 0;
     for (const auto& [reason, n] : scenario.reasons()) {
       reasons[reason] += n;
     }
   }
   std::ostringstream summary;
   summary << kNumSeeds << " seeds, " << total_steps << " steps, " << total_requests << " requests, "
-          << total_preemptions << " preemptions;";
+          << total_preemptions << " preemptions, " << seeds_with_prefix_hits
+          << " seeds with prefix-cache hits;";
   for (const auto& [reason, n] : reasons) {
     summary << " " << ToString(reason) << "=" << n;
   }
   std::cout << "[ summary  ] " << summary.str() << "\n";
   // The scenarios are meant to exercise every path; make sure they do.
   EXPECT_GT(seeds_with_preemption, static_cast<int>(kNumSeeds / 4)) << summary.str();
+  EXPECT_GT(seeds_with_prefix_hits, static_cast<int>(kNumSeeds / 4)) << summary.str();
   EXPECT_GT(total_requests, kNumSeeds * 10) << summary.str();
   for (const FinishReason r :
        {FinishReason::kLength, FinishReason::kAbort, FinishReason::kStop, FinishReason::kDeadline,

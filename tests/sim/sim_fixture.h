@@ -18,10 +18,14 @@ inline RunConfig Resolve(const Scenario& sc, AdmissionPolicy policy,
   return ResolveRunConfig(sc, policy, RepoPath("profiles"), overrides);
 }
 
+/// Checks the engines' invariants after every step unless `checks` says otherwise (a full check
+/// is O(KV blocks): kAmortized for long runs on large pools).
 inline RunSummary RunSim(const Scenario& sc, AdmissionPolicy policy,
-                         const RunOverrides& overrides = {}, std::uint64_t seed = 1) {
+                         const RunOverrides& overrides = {}, std::uint64_t seed = 1,
+                         InvariantChecks checks = InvariantChecks::kEveryStep) {
   SimOptions opt;
   opt.seed = seed;
+  opt.invariant_checks = checks;
   return Simulate(sc, Resolve(sc, policy, overrides), opt);
 }
 

@@ -302,6 +302,18 @@ INSTANTIATE_TEST_SUITE_P(
             "NegativePriority",
             kHead + "classes: [{name: a, prompt_tokens: 1, output_tokens: 1, priority: -5}]\n",
             {"test.yaml:3: classes[0].priority", "'-5'"}},
+        ErrorCase{"NegativeSharedPrefix",
+                  kHead + "classes: [{name: a, prompt_tokens: 1, output_tokens: 1, "
+                          "shared_prefix_tokens: -1}]\n",
+                  {"test.yaml:3: classes[0].shared_prefix_tokens: must be >= 0", "'-1'"}},
+        ErrorCase{"FractionalSharedPrefix",
+                  kHead + "classes: [{name: a, prompt_tokens: 1, output_tokens: 1, "
+                          "shared_prefix_tokens: 10.5}]\n",
+                  {"test.yaml:3: classes[0].shared_prefix_tokens: must be an integer", "'10.5'"}},
+        ErrorCase{"TextSharedPrefix",
+                  kHead + "classes: [{name: a, prompt_tokens: 1, output_tokens: 1, "
+                          "shared_prefix_tokens: long}]\n",
+                  {"test.yaml:3: classes[0].shared_prefix_tokens", "'long'"}},
         ErrorCase{
             "EmptyFairnessId",
             kHead + "classes: [{name: a, prompt_tokens: 1, output_tokens: 1, fairness_id: ''}]\n",

@@ -51,6 +51,7 @@ TEST(TraceReaderTest, AzureCsvAcrossDayMonthYearAndLeapDay) {
   EXPECT_NEAR(r[4].time_s, feb28 + 86401, 1e-6);  // Feb 29 exists in 2024
   EXPECT_EQ(r[0].prompt_tokens, 100);
   EXPECT_EQ(r[4].output_tokens, 50);
+  EXPECT_TRUE(r[0].hash_ids.empty());  // Azure traces name no blocks
 }
 
 TEST(TraceReaderTest, SortsStablyAndRebasesToTheEarliestRecord) {
@@ -159,6 +160,9 @@ TEST(TraceReaderTest, MooncakeJsonl) {
   EXPECT_DOUBLE_EQ(r[1].time_s, 1.0);
   EXPECT_EQ(r[1].output_tokens, 2);
   EXPECT_NEAR(r[2].time_s, 1.5005, 1e-12);
+  EXPECT_EQ(r[0].hash_ids, (std::vector<std::uint64_t>{0, 1, 2}));
+  EXPECT_TRUE(r[1].hash_ids.empty());  // "hash_ids": []
+  EXPECT_TRUE(r[2].hash_ids.empty());  // none given
 }
 
 class MalformedMooncakeTest : public ::testing::TestWithParam<MalformedCase> {};
@@ -191,7 +195,23 @@ INSTANTIATE_TEST_SUITE_P(
                       "1: \"input_length\": must be a positive integer, got 1.25E1"},
         MalformedCase{"StringLength",
                       R"({"timestamp": 1, "input_length": "12", "output_length": 1})",
-                      "1: \"input_length\": must be a positive integer, got \"12\""}),
+                      "1: \"input_length\": must be a positive integer, got \"12\""},
+        MalformedCase{"HashIdsNotAnArray",
+                      R"({"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": 7})",
+                      "1: \"hash_ids\": must be an array of non-negative integers, got 7"},
+        MalformedCase{
+            "NegativeHashId",
+            kGoodJson +
+                R"({"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [0, -1]})",
+            "2: \"hash_ids\": must be an array of non-negative integers, got element -1"},
+        MalformedCase{
+            "FractionalHashId",
+            R"({"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [1.5]})",
+            "1: \"hash_ids\": must be an array of non-negative integers, got element 1.5E0"},
+        MalformedCase{
+            "StringHashId",
+            R"({"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": ["3"]})",
+            "1: \"hash_ids\": must be an array of non-negative integers, got element \"3\""}),
     [](const ::testing::TestParamInfo<MalformedCase>& info) { return info.param.label; });
 
 TEST(TraceReaderTest, GuessesFormatFromTheExtension) {

@@ -1,0 +1,48 @@
+#include "sched/block_hashes.h"
+
+#include <algorithm>
+
+namespace spillway {
+namespace {
+
+// splitmix64's finaliser: a bijective 64-bit mix.
+std::uint64_t Mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t Combine(std::uint64_t h, std::uint64_t v) { return Mix(h ^ Mix(v)); }
+
+constexpr std::uint64_t kRoot = 0x5350494C4C574159ULL;  // the chain's parent of block 0
+constexpr std::uint64_t kOwnTokens = 0xA5A5A5A5A5A5A5A5ULL;
+
+}  // namespace
+
+void ExtendBlockHashes(const RequestSpec& spec, std::int32_t block_size, std::int64_t num_blocks,
+                       std::vector<std::uint64_t>* hashes) {
+  const PromptSegments* segments = spec.prompt_segments.get();
+  const std::int64_t seg = segments != nullptr ? segments->segment_tokens : 0;
+  // Tokens the segments name: never past the prompt (outputs are the request's own).
+  const std::int64_t covered =
+      seg > 0 ? std::min<std::int64_t>(spec.prompt_tokens,
+                                       seg * static_cast<std::int64_t>(segments->ids.size()))
+              : 0;
+  for (auto j = static_cast<std::int64_t>(hashes->size()); j < num_blocks; ++j) {
+    std::uint64_t h =
+        Combine(hashes->empty() ? kRoot : hashes->back(), static_cast<std::uint64_t>(j));
+    const std::int64_t begin = j * block_size;
+    const std::int64_t end = begin + block_size;
+    for (std::int64_t s = begin / std::max<std::int64_t>(seg, 1);
+         seg > 0 && s * seg < std::min(end, covered); ++s) {
+      h = Combine(h, segments->ids[static_cast<std::size_t>(s)]);
+    }
+    if (end > covered) {
+      h = Combine(Combine(h, kOwnTokens), spec.id);
+    }
+    hashes->push_back(h == 0 ? 1 : h);
+  }
+}
+
+}  // namespace spillway

@@ -1,0 +1,25 @@
+#pragma once
+// The chained hashes that name a request's full KV blocks for prefix caching (vLLM's
+// hash_block_tokens: a block's hash covers its parent's hash and its own tokens, so equal hashes
+// mean equal prefixes).
+//
+// The emulated engine has no token ids, so a block's tokens are named by what the request says
+// of them (RequestSpec::prompt_segments): a block inside the prompt's shared segments is named
+// by the ids of the segments it overlaps and its index; a block that reaches past them also by
+// the request's id, so it can match only the same request again (its recompute after a
+// preemption, as in vLLM). Hashes are never 0 (0 means "no hash" in the block manager).
+
+#include <cstdint>
+#include <vector>
+
+#include "sched/request.h"
+
+namespace spillway {
+
+/// Extends `hashes` (the chain so far for `spec`) to name the first `num_blocks` full blocks of
+/// `block_size` (> 0) tokens. Deterministic: the same spec always gives the same chain.
+/// O(new blocks x segments per block).
+void ExtendBlockHashes(const RequestSpec& spec, std::int32_t block_size, std::int64_t num_blocks,
+                       std::vector<std::uint64_t>* hashes);
+
+}  // namespace spillway

@@ -1,0 +1,56 @@
+#include "server/prompt_content.h"
+
+#include <string>
+
+namespace spillway::server {
+namespace {
+
+constexpr std::uint64_t kFnvOffset = 0xCBF29CE484222325ULL;
+constexpr std::uint64_t kFnvPrime = 0x100000001B3ULL;
+constexpr std::size_t kBytesPerToken = 4;  // the approximate tokenizer's
+
+std::uint64_t Fnv1a(const unsigned char* bytes, std::size_t n) {
+  std::uint64_t h = kFnvOffset;
+  for (std::size_t i = 0; i < n; ++i) {
+    h = (h ^ bytes[i]) * kFnvPrime;
+  }
+  return h;
+}
+
+std::shared_ptr<const PromptSegments> Cut(const unsigned char* bytes, std::size_t n,
+                                          std::size_t segment_bytes) {
+  const std::size_t whole = n / segment_bytes;
+  if (whole == 0) {
+    return nullptr;
+  }
+  auto segments = std::make_shared<PromptSegments>();
+  segments->segment_tokens = kPromptSegmentTokens;
+  segments->ids.reserve(whole);
+  for (std::size_t k = 0; k < whole; ++k) {
+    segments->ids.push_back(Fnv1a(bytes + k * segment_bytes, segment_bytes));
+  }
+  return segments;
+}
+
+}  // namespace
+
+std::shared_ptr<const PromptSegments> SegmentsOfTokenIds(const std::vector<std::int32_t>& ids) {
+  return Cut(reinterpret_cast<const unsigned char*>(ids.data()), ids.size() * sizeof(std::int32_t),
+             kPromptSegmentTokens * sizeof(std::int32_t));
+}
+
+std::shared_ptr<const PromptSegments> SegmentsOfText(std::string_view text) {
+  return Cut(reinterpret_cast<const unsigned char*>(text.data()), text.size(),
+             kPromptSegmentTokens * kBytesPerToken);
+}
+
+std::shared_ptr<const PromptSegments> SegmentsOfChat(
+    const std::vector<api::ChatMessage>& messages) {
+  std::string joined;
+  for (const api::ChatMessage& m : messages) {
+    joined.append(m.role).append("\n").append(m.content).append("\n");
+  }
+  return SegmentsOfText(joined);
+}
+
+}  // namespace spillway::server
