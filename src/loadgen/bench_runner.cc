@@ -246,11 +246,13 @@ AttemptRecord Runner::NotSent(const AttemptRecord& base) const {
 asio::awaitable<void> Runner::Request(std::size_t index) {
   const Arrival& a = schedule_.arrival(index);
   retry_.OnFirstAttempt();
-  // A prompt asked again (RequestClass::distinct_prompts) is the same body every time.
+  // A prompt asked again (RequestClass::distinct_prompts) is the same body every time; shared
+  // segments (a system prompt, a trace's hash_ids) are the same tokens in every body. Built
+  // once: a retry resends it.
   const std::uint64_t prompt_seed = a.prompt_id != 0 ? a.prompt_id * 0xBF58476D1CE4E5B9ULL
                                                      : opt_.seed * 0x9E3779B97F4A7C15ULL + index;
-  const std::string body =
-      CompletionBody(model_, a.prompt_tokens, a.max_tokens, prompt_seed, a.ignore_eos);
+  const std::string body = CompletionBody(model_, a.prompt_tokens, a.max_tokens, prompt_seed,
+                                          a.ignore_eos, a.prompt_segments.get());
   // Every attempt carries the same class, priority and key: a retry keeps its class.
   const RequestLabels labels = LabelsFor(sc_, a, opt_.api_key, opt_.api_keys_by_tenant);
   const std::string authorization =

@@ -357,8 +357,11 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
     co_return;
   }
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  // The prompt's content only matters to a prefix cache: not hashed without one.
+  std::shared_ptr<const PromptSegments> segments =
+      engine_.config().enable_prefix_caching ? PromptContent(req) : nullptr;
   const SubmitRequest submit{tenant,         g.prompt_tokens,  max_tokens,   priority,
-                             req.ignore_eos, *emulated_output, *fairness_id, PromptContent(req)};
+                             req.ignore_eos, *emulated_output, *fairness_id, std::move(segments)};
   g.admitted = co_await engine_.Submit(submit, executor);
   const AdmissionDecision& d = g.admitted.decision;
   if (d.verdict == Verdict::kNeverFits) {  // no retry helps
