@@ -335,7 +335,7 @@ Seconds AdmissionController::ForecastTtft(const AdmissionRequest& request,
     return kNever;
   }
   d->ttft_forecast_s = f;
-  d->ttft_margin_s = forecast_errors_.Margin(request.priority, request.prompt_tokens);
+  d->ttft_margin_s = forecast_errors_.Margin(request.priority, request.prefill());
   d->queue_delay_est_s = std::max(0.0, f - d->prefill_est_s);
   return f + d->ttft_margin_s;
 }
@@ -347,9 +347,9 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
   d.max_output_tokens = request.max_output_tokens;
   const bool predictive = config_.policy == AdmissionPolicy::kPredictive ||
                           config_.policy == AdmissionPolicy::kForecast;
-  d.queue_delay_est_s = WithOvertakers(QueueDelayEstimate(stats, request.prompt_tokens),
-                                       request.priority, stats, now);
-  d.prefill_est_s = PrefillEstimate(request.prompt_tokens, stats);
+  d.queue_delay_est_s =
+      WithOvertakers(QueueDelayEstimate(stats, request.prefill()), request.priority, stats, now);
+  d.prefill_est_s = PrefillEstimate(request.prefill(), stats);
   Seconds retry_s = std::isfinite(d.queue_delay_est_s) ? d.queue_delay_est_s : 1.0;
 
   if (draining_) {
@@ -366,7 +366,7 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
   // record batch larger than fetch.max.bytes when it is the first): a 503 would have it
   // retried for ever, and one request alone is no backlog.
   if (config_.max_num_queued_tokens > 0 && stats.waiting_prompt_tokens > 0 &&
-      stats.waiting_prompt_tokens + request.prompt_tokens > config_.max_num_queued_tokens) {
+      stats.waiting_prompt_tokens + request.prefill() > config_.max_num_queued_tokens) {
     return Reject(OverloadReason::kQueuedTokensFull, retry_s, d);
   }
   if (predictive) {
@@ -422,7 +422,7 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
       // (PrefillRate), so it never makes a 400 (issue 12, finding 6).
       const auto& table = config_.decode_step_s_by_batch;
       const Seconds idle_step_s = table.empty() ? step_s : table.front();
-      const Seconds idle_slack_s = budget_s - PrefillEstimate(request.prompt_tokens, {});
+      const Seconds idle_slack_s = budget_s - PrefillEstimate(request.prefill(), {});
       const double finish_idle = output_lengths_.FractionAtMost(query, idle_slack_s / idle_step_s);
       // A clamp is planned at a full batch's step time (the batch fills while it decodes: at
       // the current batch's, clamped requests ran into the deadline), and never above the

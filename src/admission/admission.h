@@ -203,6 +203,9 @@ struct AdmissionRequest {
   bool ignore_eos = false;
   /// Its flow for fair shedding (admission/fair_share.h): the fairness ID; empty: the tenant.
   std::string_view flow = {};
+  /// The prompt tokens it will prefill: all but those the prefix cache holds; -1: all of them.
+  std::int32_t prefill_tokens = -1;
+  std::int32_t prefill() const { return prefill_tokens >= 0 ? prefill_tokens : prompt_tokens; }
 };
 
 /// The forecast policy's margin before a class has measured errors, as a fraction of the TTFT

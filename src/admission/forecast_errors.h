@@ -29,7 +29,8 @@ namespace spillway {
 
 class ForecastErrors {
  public:
-  static constexpr std::size_t kMaxClasses = 16;
+  /// 16 priority classes of 4 prompt sizes each.
+  static constexpr std::size_t kMaxClasses = 64;
 
   /// `prior_margin_s`: the margin of a class before it has min_samples errors.
   explicit ForecastErrors(PredictionErrorConfig config = {}, Seconds prior_margin_s = 0)

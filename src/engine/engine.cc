@@ -67,11 +67,11 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   ahead.step_pace = pace_;
   // Admission sees the prefill it will cost: the prompt without what the prefix cache holds.
   const auto uncached =
-      static_cast<std::int32_t>(request.prompt_tokens - CachedPromptTokens(request));
-  const AdmissionDecision d =
-      admission_.Decide(AdmissionRequest{request.tenant, uncached, request.max_tokens,
-                                         request.priority, request.ignore_eos, request.fairness_id},
-                        ahead, now, forecast);
+      static_cast<std::int32_t>(request.prompt_tokens - CachedPromptTokens(id, request));
+  const AdmissionDecision d = admission_.Decide(
+      AdmissionRequest{request.tenant, request.prompt_tokens, request.max_tokens, request.priority,
+                       request.ignore_eos, request.fairness_id, uncached},
+      ahead, now, forecast);
   if (!d.admitted()) {
     return d;
   }
@@ -96,11 +96,12 @@ AdmissionDecision Engine::Offer(RequestId id, const EngineRequest& request, Seco
   return d;
 }
 
-std::int64_t Engine::CachedPromptTokens(const EngineRequest& request) const {
+std::int64_t Engine::CachedPromptTokens(RequestId id, const EngineRequest& request) const {
   if (!blocks_.prefix_caching() || request.prompt_segments == nullptr) {
     return 0;  // nothing of it was seen before: its own tokens are new
   }
   RequestSpec spec;
+  spec.id = id;  // its own tokens are named by its id: never found
   spec.prompt_tokens = request.prompt_tokens;
   spec.prompt_segments = request.prompt_segments;
   std::vector<std::uint64_t> hashes;
@@ -116,14 +117,14 @@ Seconds Engine::MemoForecast(const EngineRequest& request, Seconds now, Seconds 
   }
   for (const ForecastMemo& m : forecast_memo_) {
     if (m.prompt_tokens == request.prompt_tokens && m.max_tokens == request.max_tokens &&
-        m.priority == request.priority && m.prompt_segments == request.prompt_segments.get() &&
+        m.priority == request.priority && m.prompt_segments == request.prompt_segments &&
         m.horizon_s == horizon_s) {
       return m.forecast_s;
     }
   }
   const Seconds f = ForecastFirstToken(request, now, horizon_s);
   forecast_memo_.push_back({request.prompt_tokens, request.max_tokens, request.priority,
-                            request.prompt_segments.get(), horizon_s, f});
+                            request.prompt_segments, horizon_s, f});
   return f;
 }
 

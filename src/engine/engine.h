@@ -235,7 +235,7 @@ class Engine {
     std::int32_t prompt_tokens = 0;
     std::int32_t max_tokens = 0;
     std::int32_t priority = 0;
-    const PromptSegments* prompt_segments = nullptr;
+    std::shared_ptr<const PromptSegments> prompt_segments;  // held: its address stays unique
     Seconds horizon_s = 0;
     Seconds forecast_s = 0;
   };
@@ -250,8 +250,8 @@ class Engine {
   Seconds MemoForecast(const EngineRequest& request, Seconds now, Seconds horizon_s);
   /// The prompt of a request of the mean admitted shape (QueueForecast, DropRetryAfter), >= 1.
   std::int32_t TypicalPromptTokens() const;
-  /// Prompt tokens of `request` the prefix cache holds now (its shared segments only).
-  std::int64_t CachedPromptTokens(const EngineRequest& request) const;
+  /// Prompt tokens of `request` (to be numbered `id`) the prefix cache holds now.
+  std::int64_t CachedPromptTokens(RequestId id, const EngineRequest& request) const;
 };
 
 }  // namespace spillway

@@ -28,9 +28,19 @@ BlockManager::BlockManager(const BlockManager& real, Counting)
       num_total_(real.num_total_),
       prefix_caching_(real.prefix_caching_),
       real_(real.counting() ? real.real_ : &real),
-      view_free_(real.counting()
-                     ? real.view_free_
-                     : static_cast<std::int32_t>(real.num_total_ - real.num_references_)) {}
+      view_free_(real.num_free()),
+      view_fresh_(real.counting() ? real.view_fresh_
+                                  : static_cast<std::int32_t>(real.free_.size())),
+      view_evicting_(real.counting() && real.view_evicting_) {
+  if (real.counting()) {
+    view_refs_ = real.view_refs_;
+  }
+}
+
+std::int32_t BlockManager::ViewRefs(std::int32_t block) const {
+  const auto it = view_refs_.find(block);
+  return it != view_refs_.end() ? it->second : real_->ref_[static_cast<std::size_t>(block)];
+}
 
 std::int32_t BlockManager::num_free() const {
   if (counting()) {
@@ -40,10 +50,10 @@ std::int32_t BlockManager::num_free() const {
 }
 
 std::int32_t BlockManager::ref_count(std::int32_t block) const {
-  if (counting() || block < 0 || block >= num_total_) {
+  if (block < 0 || block >= num_total_) {
     return 0;
   }
-  return ref_[static_cast<std::size_t>(block)];
+  return counting() ? ViewRefs(block) : ref_[static_cast<std::size_t>(block)];
 }
 
 std::int32_t BlockManager::GrowthNeeded(const std::vector<std::int32_t>& table,
@@ -99,7 +109,7 @@ bool BlockManager::Grow(std::vector<std::int32_t>& table, std::int64_t tokens) {
     return false;
   }
   if (counting()) {
-    view_free_ -= need;
+    TakeViewBlocks(need);
     table.insert(table.end(), static_cast<std::size_t>(need), kNone);
     return true;
   }
@@ -107,6 +117,13 @@ bool BlockManager::Grow(std::vector<std::int32_t>& table, std::int64_t tokens) {
     table.push_back(TakeFreeBlock());
   }
   return true;
+}
+
+void BlockManager::TakeViewBlocks(std::int32_t n) {
+  view_free_ -= n;
+  const std::int32_t fresh = std::min(n, view_fresh_);
+  view_fresh_ -= fresh;
+  view_evicting_ = view_evicting_ || n > fresh;
 }
 
 std::int32_t BlockManager::Lookup(std::uint64_t hash) const {
@@ -120,8 +137,9 @@ std::int32_t BlockManager::MatchPrefix(std::span<const std::uint64_t> hashes) co
   }
   std::int32_t hits = 0;
   for (const std::uint64_t hash : hashes) {
-    const bool cached = (counting() ? real_->Lookup(hash) : Lookup(hash)) != kNone;
-    if (!cached) {
+    const std::int32_t block = counting() ? real_->Lookup(hash) : Lookup(hash);
+    // A view that has begun to evict keeps only the cached blocks some table references.
+    if (block == kNone || (counting() && view_evicting_ && ViewRefs(block) == 0)) {
       break;
     }
     ++hits;
@@ -136,13 +154,7 @@ bool BlockManager::AcquireAndGrow(std::vector<std::int32_t>& table,
                  num_cached <= static_cast<std::int32_t>(hashes.size()));
   const std::int32_t fresh = std::max(0, BlocksFor(tokens) - num_cached);
   if (counting()) {
-    const std::int32_t need = num_cached + fresh;  // each entry charged as its own block
-    if (need > view_free_) {
-      return false;
-    }
-    view_free_ -= need;
-    table.assign(static_cast<std::size_t>(need), kNone);
-    return true;
+    return ViewAcquireAndGrow(table, hashes, num_cached, fresh);
   }
   std::int32_t revived = 0;  // cached blocks taken off the evictable list
   for (std::int32_t i = 0; i < num_cached; ++i) {
@@ -167,10 +179,48 @@ bool BlockManager::AcquireAndGrow(std::vector<std::int32_t>& table,
   return true;
 }
 
+bool BlockManager::ViewAcquireAndGrow(std::vector<std::int32_t>& table,
+                                      std::span<const std::uint64_t> hashes,
+                                      std::int32_t num_cached, std::int32_t fresh) {
+  std::int32_t revived = 0;
+  for (std::int32_t i = 0; i < num_cached; ++i) {
+    revived += ViewRefs(real_->Lookup(hashes[static_cast<std::size_t>(i)])) == 0 ? 1 : 0;
+  }
+  if (fresh + revived > view_free_) {
+    return false;
+  }
+  view_free_ -= revived;
+  for (std::int32_t i = 0; i < num_cached; ++i) {
+    const std::int32_t block = real_->Lookup(hashes[static_cast<std::size_t>(i)]);
+    view_refs_[block] = ViewRefs(block) + 1;
+    table.push_back(block);
+  }
+  TakeViewBlocks(fresh);
+  table.insert(table.end(), static_cast<std::size_t>(fresh), kNone);
+  return true;
+}
+
+void BlockManager::ViewRelease(std::vector<std::int32_t>& table) {
+  for (const std::int32_t block : table) {
+    if (block == kNone) {  // made by the view: free again
+      ++view_free_;
+      ++view_fresh_;
+      continue;
+    }
+    if (real_->hash_[static_cast<std::size_t>(block)] == 0) {
+      ++view_free_;  // an uncached block has one table: its own
+      continue;
+    }
+    const std::int32_t refs = ViewRefs(block) - 1;
+    view_refs_[block] = refs;
+    view_free_ += refs == 0 ? 1 : 0;  // cached and evictable: free to allocate
+  }
+  table.clear();
+}
+
 void BlockManager::Release(std::vector<std::int32_t>& table) {
   if (counting()) {
-    view_free_ += static_cast<std::int32_t>(table.size());
-    table.clear();
+    ViewRelease(table);
     return;
   }
   // The table's last blocks (the least shared) are the first to be evicted, as in vLLM.

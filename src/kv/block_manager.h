@@ -19,13 +19,17 @@
 // (hashed, unreferenced) or referenced, exactly once; a hash names at most one block and the
 // index agrees with the blocks' hashes; referenced == allocated.
 //
-// A counting view (BlockManager(real, Counting{})) serves the engine's what-if forecasts: it
-// keeps only the number of free blocks, charging every table entry as a block of its own
-// (pessimistic about KV when tables share blocks), and answers prefix lookups from the real
-// pool's index as it was made: blocks computed in the view are not registered (pessimistic
-// about a prefix that two queued prompts share and neither has computed yet; registering them
-// took half the time of `spillway sim --scenario scenarios/mooncake.yaml --policy forecast`).
-// O(1) to make, unlike a copy (12 B a block: 1.5 MB for 128k blocks, per forecast future).
+// A counting view (BlockManager(real, Counting{})) serves the engine's what-if forecasts without
+// copying the pool (a copy was 12 B a block: 1.5 MB for 128k blocks, per forecast future). It
+// starts from the real pool's free blocks and references; new blocks it hands out are counted,
+// not tracked (their ids are -1), and a cached block's references are the real ones plus the
+// view's changes, kept only for the cached blocks it touches. Prefix lookups are answered from
+// the real pool's index as it was made, and only while the view has not needed more blocks
+// than the never-cached free ones: from then on a real allocation would evict the least
+// recently released cached blocks, so the view finds only blocks some table references. It
+// does not register the blocks it computes: a prefix that two queued prompts share and neither
+// has computed yet is forecast without that hit (registering them doubled the time of
+// `spillway sim --scenario scenarios/mooncake.yaml --policy forecast`).
 //
 // Not thread-safe: owned by one engine, which is driven from one strand or the simulator.
 
@@ -91,7 +95,8 @@ class BlockManager {
   /// prefix caching, in a counting view, or when another block already holds these tokens.
   void Register(std::int32_t block, std::uint64_t hash);
 
-  /// Tables referencing `block` (0 in a counting view).
+  /// Tables referencing `block` (in a counting view: real references plus the view's changes;
+  /// 0 for a block the view made).
   std::int32_t ref_count(std::int32_t block) const;
 
   /// Checks the pool's invariants; on failure returns false and says why in `error`.
@@ -105,6 +110,11 @@ class BlockManager {
   void UnlinkEvictable(std::int32_t block);
   /// The cached block holding `hash`, or kNone.
   std::int32_t Lookup(std::uint64_t hash) const;
+  // The counting view's AcquireAndGrow (with `fresh` new blocks), Release and allocation.
+  bool ViewAcquireAndGrow(std::vector<std::int32_t>& table, std::span<const std::uint64_t> hashes,
+                          std::int32_t num_cached, std::int32_t fresh);
+  void ViewRelease(std::vector<std::int32_t>& table);
+  void TakeViewBlocks(std::int32_t n);
 
   std::int32_t block_size_;
   std::int32_t num_total_;
@@ -125,7 +135,12 @@ class BlockManager {
 
   // The counting view.
   const BlockManager* real_ = nullptr;
-  std::int32_t view_free_ = 0;
+  std::int32_t view_free_ = 0;   // blocks an allocation may take
+  std::int32_t view_fresh_ = 0;  // of those, never cached: taken before evicting
+  bool view_evicting_ = false;   // the view took more than the never-cached ones
+  std::unordered_map<std::int32_t, std::int32_t> view_refs_;  // cached block -> references
+  /// The view's references to real block `block`.
+  std::int32_t ViewRefs(std::int32_t block) const;
 };
 
 }  // namespace spillway

@@ -4,7 +4,6 @@
 #include <functional>
 
 #include "core/check.h"
-#include "sched/block_hashes.h"
 
 namespace spillway {
 namespace {
@@ -451,45 +450,6 @@ void Scheduler::ScheduleWaiting(Seconds now, StepEvents* events) {
     CountRunningPrefill(*r, +1);
     Plan(r, static_cast<std::int32_t>(num_new), now);
   }
-}
-
-std::int32_t Scheduler::CachedPrefixBlocks(Request* r) const {
-  if (!blocks_->prefix_caching()) {
-    return 0;
-  }
-  // At least the last prompt token is computed, to sample from (vLLM's rule).
-  const std::int64_t usable = (r->num_tokens() - 1) / blocks_->block_size();
-  ExtendBlockHashes(r->spec, blocks_->block_size(), usable, &r->block_hashes);
-  return blocks_->MatchPrefix(
-      std::span<const std::uint64_t>(r->block_hashes).first(static_cast<std::size_t>(usable)));
-}
-
-void Scheduler::StartFromCache(Request* r, std::int64_t cached_tokens) {
-  if (!blocks_->prefix_caching()) {
-    return;
-  }
-  r->num_computed_tokens = cached_tokens;
-  r->num_cached_tokens = cached_tokens;
-  r->num_registered_blocks = static_cast<std::int32_t>(cached_tokens / blocks_->block_size());
-  prefix_cache_queries_total_ += r->num_tokens();
-  prefix_cache_hits_total_ += cached_tokens;
-}
-
-void Scheduler::RegisterFullBlocks(Request* r) {
-  if (!blocks_->prefix_caching()) {
-    return;
-  }
-  const std::int64_t full = std::min<std::int64_t>(r->num_computed_tokens / blocks_->block_size(),
-                                                   static_cast<std::int64_t>(r->blocks.size()));
-  if (full <= r->num_registered_blocks) {
-    return;
-  }
-  ExtendBlockHashes(r->spec, blocks_->block_size(), full, &r->block_hashes);
-  for (std::int64_t j = r->num_registered_blocks; j < full; ++j) {
-    blocks_->Register(r->blocks[static_cast<std::size_t>(j)],
-                      r->block_hashes[static_cast<std::size_t>(j)]);
-  }
-  r->num_registered_blocks = static_cast<std::int32_t>(full);
 }
 
 void Scheduler::OnStepDone(const StepResult& result, Seconds now, StepEvents* events) {

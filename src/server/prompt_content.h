@@ -6,8 +6,9 @@
 //
 // Token-id prompts are cut by their ids (exact). Text prompts and chat messages are cut every
 // kPromptSegmentTokens x 4 bytes, the approximate tokenizer's 4 bytes a token
-// (api/tokenizer.h); chat messages are joined with their roles, as a chat template would. Only
-// whole segments count: the tail is the request's own.
+// (api/tokenizer.h); chat messages are joined with their roles, each part after its length (so
+// no two lists of messages join the same), as a chat template would join them. Token ids and
+// text hash from different seeds. Only whole segments count: the tail is the request's own.
 
 #include <cstdint>
 #include <memory>
@@ -26,7 +27,7 @@ inline constexpr std::int32_t kPromptSegmentTokens = 16;
 std::shared_ptr<const PromptSegments> SegmentsOfTokenIds(const std::vector<std::int32_t>& ids);
 /// The segments of a text prompt (4 bytes a token); null when it has no whole segment.
 std::shared_ptr<const PromptSegments> SegmentsOfText(std::string_view text);
-/// The segments of a chat prompt: its messages as "role\ncontent\n", joined.
+/// The segments of a chat prompt: its messages as "<n>:role<m>:content", joined.
 std::shared_ptr<const PromptSegments> SegmentsOfChat(const std::vector<api::ChatMessage>& messages);
 
 }  // namespace spillway::server

@@ -41,7 +41,7 @@ ServerMetrics::ServerMetrics(const std::string& model_name) : model(model_name) 
                     {"model_name", "finished_reason"});
   prefix_cache_queries_total =
       counter("vllm:prefix_cache_queries_total",
-              "Prefix cache queries: prompt tokens of the requests scheduled from the queue.");
+              "Prefix cache queries: tokens of the requests scheduled from the queue.");
   prefix_cache_hits_total = counter("vllm:prefix_cache_hits_total",
                                     "Prefix cache hits: prompt tokens found in the cache.");
   cache_config_info = &r.AddGauge("vllm:cache_config_info", "Information of the KV cache config.",

@@ -140,27 +140,57 @@ TEST(PrefixCacheTest, TheCountingViewAnswersFromTheRealPoolAndLeavesItAlone) {
   Table a = Filled(bm, {1, 2, 3});
   Table shared;
   ASSERT_TRUE(bm.AcquireAndGrow(shared, Hashes{1, 2}, 2, 8));
-  // 3 blocks allocated, 5 references: the view charges every reference.
+  ASSERT_EQ(bm.num_free(), 7);  // 3 blocks held, two of them by both tables
   BlockManager view(bm, BlockManager::Counting{});
   EXPECT_TRUE(view.counting());
-  EXPECT_EQ(view.num_free(), 10 - 5);
+  EXPECT_EQ(view.num_free(), 7);
   EXPECT_EQ(view.MatchPrefix(Hashes{1, 2, 3, 4}), 3);
   Table t;
-  ASSERT_TRUE(view.AcquireAndGrow(t, Hashes{1, 2, 3}, 3, 4 * 4));
-  EXPECT_EQ(view.num_free(), 1);
+  ASSERT_TRUE(view.AcquireAndGrow(t, Hashes{1, 2, 3}, 3, 4 * 4));  // 3 held + 1 new
+  EXPECT_EQ(view.num_free(), 6);
+  EXPECT_EQ(view.ref_count(a[0]), 3);
   view.Register(t[3], 4);  // not kept: the view answers from the real pool only
   EXPECT_EQ(view.MatchPrefix(Hashes{1, 2, 3, 4}), 3);
-  EXPECT_FALSE(view.Grow(t, 4 * 6));
-  // A view of the view starts from its free blocks and still answers from the real pool.
-  BlockManager again(view, BlockManager::Counting{});
-  EXPECT_EQ(again.num_free(), 1);
-  EXPECT_EQ(again.MatchPrefix(Hashes{1, 2, 3}), 3);
   view.Release(t);
-  EXPECT_EQ(view.num_free(), 5);
+  EXPECT_EQ(view.num_free(), 7);
+  Table a_copy = a;
+  view.Release(a_copy);  // a[2] is now evictable in the view, a[0] and a[1] still shared
+  EXPECT_EQ(view.num_free(), 8);
+  EXPECT_EQ(view.MatchPrefix(Hashes{1, 2, 3}), 3);
+  // Past the never-cached free blocks the view would evict: only held blocks are found.
+  Table big;
+  ASSERT_TRUE(view.Grow(big, 4 * 8));
+  EXPECT_EQ(view.MatchPrefix(Hashes{1, 2, 3}), 2);
+  // A view of the view goes on from there.
+  BlockManager again(view, BlockManager::Counting{});
+  EXPECT_EQ(again.num_free(), 0);
+  EXPECT_EQ(again.MatchPrefix(Hashes{1, 2, 3}), 2);
   // The real pool did not change.
   EXPECT_EQ(bm.num_free(), 7);
   EXPECT_EQ(bm.MatchPrefix(Hashes{1, 2, 3, 4}), 3);
   ExpectConsistent(bm);
+}
+
+// Two tables sharing most of a small pool: the view's free count is the real one (it was the
+// pool less every reference, negative here, and every Grow in the forecast failed).
+TEST(PrefixCacheTest, TheCountingViewCountsASharedBlockOnce) {
+  BlockManager bm(10, 4, true);
+  const Hashes chain = {1, 2, 3, 4, 5, 6, 7, 8};
+  Table x = Filled(bm, chain);
+  Table y;
+  ASSERT_TRUE(bm.AcquireAndGrow(y, chain, 8, 4 * 9));
+  ASSERT_EQ(bm.num_free(), 1);
+  BlockManager view(bm, BlockManager::Counting{});
+  EXPECT_EQ(view.num_free(), 1);
+  Table y_copy = y;
+  EXPECT_TRUE(view.Grow(y_copy, 4 * 9));  // nothing new needed
+  EXPECT_TRUE(view.Grow(y_copy, 4 * 10));
+  EXPECT_FALSE(view.Grow(y_copy, 4 * 11));
+  Table x_copy = x;
+  view.Release(x_copy);  // every block of x is still in y
+  EXPECT_EQ(view.num_free(), 0);
+  view.Release(y_copy);
+  EXPECT_EQ(view.num_free(), 10);
 }
 
 // Property: random acquire/grow/register/release sequences over a few shared chains keep the

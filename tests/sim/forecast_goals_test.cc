@@ -73,6 +73,7 @@ INSTANTIATE_TEST_SUITE_P(
                     GoalRow{"scenarios/azure-conv.yaml", 1.0 / 3},  // 21.00 vs 20.45; 0 of 2,520
                     // Prefix caching on: 12.20 vs 11.94; 4 dropped and 6 late of 1,840 (with
                     // one margin for short and long prompts: 6 and 28 of 1,841).
+                    // The Mooncake trace's row is in prefix_cache_sim_test.cc.
                     GoalRow{"scenarios/shared-system-prompt.yaml", 0, 1.0, true}),
     [](const testing::TestParamInfo<GoalRow>& info) {
       std::string name = info.param.scenario;
