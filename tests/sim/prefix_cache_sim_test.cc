@@ -45,6 +45,11 @@ TEST(PrefixCacheSimTest, ASharedSystemPromptIsPrefilledOnceAndTheBurstServesTwic
 }
 
 TEST(PrefixCacheSimTest, TheMooncakeTraceFindsItsSharedBlocksInTheLongContextPool) {
+#if defined(__SANITIZE_ADDRESS__)
+  // 31.8 s under ASan (2.5 s in release), which runs in `make test`; the counting view and the
+  // cache it reads are exercised under ASan by the shorter tests here and in tests/kv/.
+  GTEST_SKIP() << "the whole trace runs in the release suite";
+#endif
   const Scenario sc = LoadScenario(RepoPath("scenarios/mooncake.yaml"));
   const RunSummary on = RunAmortized(sc, AdmissionPolicy::kForecast);
   const RunSummary off = RunAmortized(WithoutCache(sc), AdmissionPolicy::kForecast);
