@@ -208,7 +208,8 @@ void BlockManager::ViewRelease(std::vector<std::int32_t>& table) {
       continue;
     }
     if (real_->hash_[static_cast<std::size_t>(block)] == 0) {
-      ++view_free_;  // an uncached block has one table: its own
+      ++view_free_;  // an uncached block has one table, its own: never cached, free again
+      ++view_fresh_;
       continue;
     }
     const std::int32_t refs = ViewRefs(block) - 1;
