@@ -105,9 +105,8 @@ std::int64_t Engine::CachedPromptTokens(RequestId id, const EngineRequest& reque
   spec.prompt_tokens = request.prompt_tokens;
   spec.prompt_segments = request.prompt_segments;
   std::vector<std::uint64_t> hashes;
-  ExtendBlockHashes(spec, blocks_.block_size(),
-                    (std::int64_t{request.prompt_tokens} - 1) / blocks_.block_size(), &hashes);
-  return std::int64_t{blocks_.MatchPrefix(hashes)} * blocks_.block_size();
+  return std::int64_t{CachedPrefixBlocks(blocks_, spec, request.prompt_tokens, &hashes)} *
+         blocks_.block_size();
 }
 
 Seconds Engine::MemoForecast(const EngineRequest& request, Seconds now, Seconds horizon_s) {

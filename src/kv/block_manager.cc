@@ -99,7 +99,6 @@ std::int32_t BlockManager::TakeFreeBlock() {
   }
   SPILLWAY_CHECK(ref_[static_cast<std::size_t>(block)] == 0);
   ref_[static_cast<std::size_t>(block)] = 1;
-  ++num_references_;
   return block;
 }
 
@@ -170,7 +169,6 @@ bool BlockManager::AcquireAndGrow(std::vector<std::int32_t>& table,
     if (ref_[static_cast<std::size_t>(block)]++ == 0) {
       UnlinkEvictable(block);
     }
-    ++num_references_;
     table.push_back(block);
   }
   for (std::int32_t i = 0; i < fresh; ++i) {
@@ -229,7 +227,6 @@ void BlockManager::Release(std::vector<std::int32_t>& table) {
     const std::int32_t block = *it;
     const auto b = static_cast<std::size_t>(block);
     SPILLWAY_CHECK(block >= 0 && block < num_total_ && ref_[b] > 0);
-    --num_references_;
     if (--ref_[b] > 0) {
       continue;
     }
@@ -292,14 +289,12 @@ bool BlockManager::CheckInvariants(std::string* error) const {
                 std::to_string(num_evictable_));
   }
   std::int32_t referenced = 0;
-  std::int64_t references = 0;
   std::size_t hashed = 0;
   for (std::size_t b = 0; b < ref_.size(); ++b) {
     if (seen[b] == 0 && ref_[b] <= 0) {
       return fail("block " + std::to_string(b) + " is neither free, evictable nor referenced");
     }
     referenced += ref_[b] > 0 ? 1 : 0;
-    references += ref_[b];
     if (hash_[b] != 0) {
       ++hashed;
       if (Lookup(hash_[b]) != static_cast<std::int32_t>(b)) {
@@ -310,10 +305,6 @@ bool BlockManager::CheckInvariants(std::string* error) const {
   if (hashed != index_.size()) {
     return fail("the hash index names " + std::to_string(index_.size()) + " blocks, " +
                 std::to_string(hashed) + " hold a hash");
-  }
-  if (references != num_references_) {
-    return fail("references counted " + std::to_string(num_references_) + ", held " +
-                std::to_string(references));
   }
   if (referenced + num_free() != num_total_) {
     return fail("free (" + std::to_string(num_free()) + ") + allocated (" +

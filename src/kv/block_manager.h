@@ -131,7 +131,6 @@ class BlockManager {
   std::int32_t head_ = kNone;
   std::int32_t tail_ = kNone;
   std::int32_t num_evictable_ = 0;
-  std::int64_t num_references_ = 0;  // sum of ref_
 
   // The counting view.
   const BlockManager* real_ = nullptr;

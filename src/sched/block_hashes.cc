@@ -1,6 +1,7 @@
 #include "sched/block_hashes.h"
 
 #include <algorithm>
+#include <span>
 
 namespace spillway {
 namespace {
@@ -43,6 +44,17 @@ void ExtendBlockHashes(const RequestSpec& spec, std::int32_t block_size, std::in
     }
     hashes->push_back(h == 0 ? 1 : h);
   }
+}
+
+std::int32_t CachedPrefixBlocks(const BlockManager& blocks, const RequestSpec& spec,
+                                std::int64_t num_tokens, std::vector<std::uint64_t>* hashes) {
+  if (!blocks.prefix_caching()) {
+    return 0;
+  }
+  const std::int64_t usable = (num_tokens - 1) / blocks.block_size();
+  ExtendBlockHashes(spec, blocks.block_size(), usable, hashes);
+  return blocks.MatchPrefix(
+      std::span<const std::uint64_t>(*hashes).first(static_cast<std::size_t>(usable)));
 }
 
 }  // namespace spillway

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kv/block_manager.h"
 #include "sched/request.h"
 
 namespace spillway {
@@ -21,5 +22,11 @@ namespace spillway {
 /// O(new blocks x segments per block).
 void ExtendBlockHashes(const RequestSpec& spec, std::int32_t block_size, std::int64_t num_blocks,
                        std::vector<std::uint64_t>* hashes);
+
+/// How many leading blocks of a request of `spec` with `num_tokens` tokens `blocks` holds
+/// cached, at most all but its last token's (computed to sample from, vLLM's rule); extends
+/// `hashes`, its chain so far, to those blocks. 0 without prefix caching.
+std::int32_t CachedPrefixBlocks(const BlockManager& blocks, const RequestSpec& spec,
+                                std::int64_t num_tokens, std::vector<std::uint64_t>* hashes);
 
 }  // namespace spillway

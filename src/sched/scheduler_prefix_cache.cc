@@ -1,22 +1,13 @@
 // The scheduler's side of prefix caching (kv/block_manager.h): what a queued prompt finds
 // cached, starting a request from it, and registering the blocks a request fills.
 
-#include <span>
-
 #include "sched/block_hashes.h"
 #include "sched/scheduler.h"
 
 namespace spillway {
 
 std::int32_t Scheduler::CachedPrefixBlocks(Request* r) const {
-  if (!blocks_->prefix_caching()) {
-    return 0;
-  }
-  // At least the last prompt token is computed, to sample from (vLLM's rule).
-  const std::int64_t usable = (r->num_tokens() - 1) / blocks_->block_size();
-  ExtendBlockHashes(r->spec, blocks_->block_size(), usable, &r->block_hashes);
-  return blocks_->MatchPrefix(
-      std::span<const std::uint64_t>(r->block_hashes).first(static_cast<std::size_t>(usable)));
+  return spillway::CachedPrefixBlocks(*blocks_, r->spec, r->num_tokens(), &r->block_hashes);
 }
 
 void Scheduler::StartFromCache(Request* r, std::int64_t cached_tokens) {

@@ -42,17 +42,6 @@ api::ApiError ModelNotFound(std::string_view asked, std::string_view served) {
       "invalid_request_error", "model_not_found", "model");
 }
 
-// The prompt's segments for the engine's prefix caching, by what the prompt is.
-std::shared_ptr<const PromptSegments> PromptContent(const api::CompletionRequest& req) {
-  if (!req.prompt_token_ids.empty()) {
-    return SegmentsOfTokenIds(req.prompt_token_ids);
-  }
-  if (!req.messages.empty()) {
-    return SegmentsOfChat(req.messages);
-  }
-  return SegmentsOfText(req.prompt_text);
-}
-
 }  // namespace
 
 // One admitted generation, as the session drives it.
@@ -359,7 +348,7 @@ asio::awaitable<void> ApiHandler::Completions(net::HttpConnection& conn, bool ch
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
   // The prompt's content only matters to a prefix cache: not hashed without one.
   std::shared_ptr<const PromptSegments> segments =
-      engine_.config().enable_prefix_caching ? PromptContent(req) : nullptr;
+      engine_.config().enable_prefix_caching ? SegmentsOf(req) : nullptr;
   const SubmitRequest submit{tenant,         g.prompt_tokens,  max_tokens,   priority,
                              req.ignore_eos, *emulated_output, *fairness_id, std::move(segments)};
   g.admitted = co_await engine_.Submit(submit, executor);

@@ -59,4 +59,14 @@ std::shared_ptr<const PromptSegments> SegmentsOfChat(
   return SegmentsOfText(joined);
 }
 
+std::shared_ptr<const PromptSegments> SegmentsOf(const api::CompletionRequest& request) {
+  if (!request.prompt_token_ids.empty()) {
+    return SegmentsOfTokenIds(request.prompt_token_ids);
+  }
+  if (!request.messages.empty()) {
+    return SegmentsOfChat(request.messages);
+  }
+  return SegmentsOfText(request.prompt_text);
+}
+
 }  // namespace spillway::server

@@ -29,5 +29,7 @@ std::shared_ptr<const PromptSegments> SegmentsOfTokenIds(const std::vector<std::
 std::shared_ptr<const PromptSegments> SegmentsOfText(std::string_view text);
 /// The segments of a chat prompt: its messages as "<n>:role<m>:content", joined.
 std::shared_ptr<const PromptSegments> SegmentsOfChat(const std::vector<api::ChatMessage>& messages);
+/// The segments of `request`'s prompt, whichever of the three it is.
+std::shared_ptr<const PromptSegments> SegmentsOf(const api::CompletionRequest& request);
 
 }  // namespace spillway::server
