@@ -88,6 +88,14 @@ void AddFlags(CLI::App* cmd, GatewayArgs* a) {
   NestedFlag(
       cmd, a, "--stale-after-s", [](G& c, double v) { c.router.stale_after_s = v; },
       "Metrics older than this are stale [default: 1]");
+  cmd->add_option_function<bool>(
+      "--prefix-aware",
+      [a](bool v) {
+        a->apply.push_back([v](gateway::GatewayConfig& c) { c.router.prefix.enabled = v; });
+      },
+      "true or false: route a prompt where its prefix was sent before (gateway: predicted "
+      "without the prefill of what an endpoint that reports prefix caching holds; llm-d: its "
+      "prefix-cache scorer) [default: true]");
   NestedFlag(
       cmd, a, "--queue-max-wait-s", [](G& c, double v) { c.queue.max_wait_s = v; },
       "gateway router: the longest a request waits for a slot when no endpoint can start "

@@ -72,7 +72,9 @@ void ReadListen(const Field& s, GatewayConfig* c) {
 
 void ReadRouter(const Field& s, GatewayConfig* c) {
   s.RequireKnownKeys({"policy", "ttft_slo_s", "stale_after_s", "staleness", "seed",
-                      "prediction_quantile", "fair_share_min_ratio", "fair_share_window_s"});
+                      "prediction_quantile", "fair_share_min_ratio", "fair_share_window_s",
+                      "prefix_aware", "prefix_block_tokens", "prefix_max_blocks",
+                      "prefix_capacity_blocks"});
   routing::RouterConfig& r = c->router;
   if (const Field f = s["policy"];
       f.present() && !routing::ParseRouterPolicy(f.AsString(), &r.policy)) {
@@ -91,6 +93,12 @@ void ReadRouter(const Field& s, GatewayConfig* c) {
   c->fair_share.min_share_ratio =
       ZeroOrIn(s["fair_share_min_ratio"], c->fair_share.min_share_ratio, 1);
   c->fair_share.window_s = SecondsIn(s["fair_share_window_s"], c->fair_share.window_s, 0.001, 1e6);
+  routing::PrefixRouting& p = r.prefix;
+  p.enabled = s["prefix_aware"].Bool(p.enabled);
+  p.block_tokens =
+      static_cast<std::int32_t>(IntIn(s["prefix_block_tokens"], p.block_tokens, 1, 4096));
+  p.max_blocks = static_cast<std::int32_t>(IntIn(s["prefix_max_blocks"], p.max_blocks, 1, 65536));
+  p.capacity_blocks = IntIn(s["prefix_capacity_blocks"], p.capacity_blocks, 1, 100'000'000);
 }
 
 /// The URL's problem (net::ParseTarget's, as the gateway will parse it), or empty.

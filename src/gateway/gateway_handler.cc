@@ -24,6 +24,7 @@
 #include "gateway/stage_request.h"
 #include "routing/cascade.h"
 #include "server/api_keys.h"
+#include "server/prompt_content.h"
 #include "server/refusal_replies.h"
 #include "server/request_headers.h"
 
@@ -289,6 +290,11 @@ asio::awaitable<void> GatewayHandler::Completions(net::HttpConnection& conn, boo
     co_return;
   }
   route.flow = fairness_id->empty() ? key->tenant : *fairness_id;
+  // Prefix-aware routing: the prompt's blocks named by their content, as serve names them.
+  if (config.router.prefix.enabled) {
+    route.prefix_blocks = routing::PromptPrefixBlocks(config.router.prefix, server::SegmentsOf(req),
+                                                      route.prompt_tokens);
+  }
 
   bool cascade = key->cascade;
   if (const auto it = request.find("X-Spillway-Cascade"); it != request.end()) {

@@ -56,6 +56,14 @@ GatewayMetrics::GatewayMetrics() {
   in_flight = &r.AddGauge("spillway_gateway_in_flight", "Requests received, not yet ended.").Get();
   forwarded_total = &r.AddCounter("spillway_gateway_forwarded_total",
                                   "Attempts sent to an endpoint (retries included).", by_endpoint);
+  prefix_prompt_tokens_total =
+      &r.AddCounter("spillway_gateway_prefix_prompt_tokens_total",
+                    "Prompt tokens of the attempts sent, as the gateway counts them.", {"model"});
+  prefix_matched_tokens_total =
+      &r.AddCounter("spillway_gateway_prefix_matched_tokens_total",
+                    "Prompt tokens of the attempts sent that the endpoint chosen was believed to "
+                    "hold in its prefix cache (prefix-aware routing).",
+                    {"model"});
   retries_total =
       &r.AddCounter("spillway_gateway_retries_total", "Attempts sent as retries.").Get();
   cascaded_total = &r.AddCounter("spillway_gateway_cascaded_total",

@@ -40,6 +40,11 @@ struct GatewayMetrics {
   metrics::Counter* cancelled_total;  ///< the client left
   metrics::Gauge* in_flight;
   metrics::Family<metrics::Counter>* forwarded_total;  ///< attempts sent {model, endpoint}
+  /// Prefix-aware routing (routing/prefix_index.h), per attempt sent: its prompt tokens, and
+  /// those the endpoint it went to was believed to hold cached (their ratio is the hit rate the
+  /// gateway expects; the engines' vllm:prefix_cache_hits_total says what they found).
+  metrics::Family<metrics::Counter>* prefix_prompt_tokens_total;   ///< {model}
+  metrics::Family<metrics::Counter>* prefix_matched_tokens_total;  ///< {model}
   metrics::Counter* retries_total;
   /// The model cascade (routing/cascade.h): requests sent on to a fallback pool, by the model
   /// asked for and the fallback's, each time one is.

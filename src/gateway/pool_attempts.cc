@@ -87,6 +87,8 @@ asio::awaitable<std::optional<GatewayHandler::Refusal>> GatewayHandler::OnPool(E
     ++attempts;
     const std::shared_ptr<const Upstream> upstream = pool.upstream(i);
     metrics_.forwarded_total->With({served, upstream->url}).Inc();
+    metrics_.prefix_prompt_tokens_total->With({served}).Inc(route.prompt_tokens);
+    metrics_.prefix_matched_tokens_total->With({served}).Inc(d.cached_tokens);
     const AttemptResult r =
         co_await RelayAttempt(x.conn, *upstream, x.relay, clock_, [&](Seconds ttft_s) {
           pool.OnFirstToken(i, route.prompt_tokens, ttft_s, pick.alone,

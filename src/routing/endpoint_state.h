@@ -27,6 +27,10 @@ struct EndpointLoad {
   /// A Spillway engine's own forecast of the wait before a new request's prefill starts,
   /// seconds (spillway_ttft_forecast_queue_seconds, under its forecast policy); < 0: none.
   Seconds queue_forecast_s = -1;
+  /// The engine caches prompt prefixes (vLLM's vllm:cache_config_info
+  /// enable_prefix_caching="True"; SGLang's radix cache): a prompt it was sent before is
+  /// prefilled only past what it kept.
+  bool prefix_caching = false;
 };
 
 enum class EndpointHealth : std::uint8_t {

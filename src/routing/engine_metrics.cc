@@ -37,6 +37,25 @@ std::int32_t Count(double v) {
   return static_cast<std::int32_t>(std::min(std::round(NonNegative(v)), 1e9));
 }
 
+// vLLM (and spillway serve) say whether they cache prefixes in vllm:cache_config_info's
+// enable_prefix_caching label ("True"/"False", Python's spelling); SGLang's radix cache is on
+// unless started with --disable-radix-cache, which its metrics do not say; TGI and llama.cpp
+// are not counted on (llama.cpp reuses a prompt only in the slot that last held it).
+bool PrefixCaching(EngineKind kind, const metrics::Exposition& exposition) {
+  if (kind == EngineKind::kSglang) {
+    return true;
+  }
+  if (kind != EngineKind::kVllm && kind != EngineKind::kSpillway) {
+    return false;
+  }
+  return std::any_of(
+      exposition.samples.begin(), exposition.samples.end(), [](const metrics::Sample& s) {
+        const std::string* on =
+            s.name == "vllm:cache_config_info" ? s.Label("enable_prefix_caching") : nullptr;
+        return on != nullptr && (*on == "True" || *on == "true") && s.value != 0;
+      });
+}
+
 }  // namespace
 
 bool ParseEngineKind(std::string_view name, EngineKind* out) {
@@ -94,6 +113,7 @@ std::optional<EndpointLoad> LoadFromMetrics(EngineKind kind,
     kv = exposition.Mean(k.kv_usage_old);
   }
   load.kv_usage = std::min(NonNegative(kv.value_or(0)), 1.0);
+  load.prefix_caching = PrefixCaching(kind, exposition);
   if (kind == EngineKind::kSpillway) {
     // One series (spillway serve runs one engine); -1 says it does not forecast.
     if (const std::optional<double> f = exposition.Sum("spillway_ttft_forecast_queue_seconds");

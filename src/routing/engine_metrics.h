@@ -13,6 +13,10 @@
 //   own spillway_* series openai    no metrics: the gateway routes on its own counts and
 //   measurements
 //
+// Prefix caching (EndpointLoad::prefix_caching): vllm and spillway by vllm:cache_config_info's
+// enable_prefix_caching="True"; sglang always (its radix cache is on by default); the others
+// never.
+//
 // Gauges are summed over label sets (one engine may export one series per model or GPU), KV
 // usage averaged. Tested on payloads from each project's documentation or sources
 // (tests/routing/fixtures/, each file cites its source). Pure.

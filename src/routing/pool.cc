@@ -26,7 +26,8 @@ Pool::Pool(std::vector<EndpointState> endpoints, PoolConfig config)
       budget_(config.retry.budget_ratio, config.retry.budget_window_s, config.retry.min_retries),
       queue_(QueueSettings(config)),
       errors_(config.prediction),
-      fair_share_(config.fair_share) {}
+      fair_share_(config.fair_share),
+      prefixes_(config.router.prefix.capacity_blocks) {}
 
 WaitQueueConfig Pool::QueueSettings(const PoolConfig& config) {
   return config.router.policy == RouterPolicy::kGateway ? config.queue : WaitQueueConfig{0, 0, 1};
@@ -40,10 +41,12 @@ std::size_t Pool::AddEndpoint(EndpointState endpoint) {
 void Pool::SetRemoved(std::size_t i, bool removed, Seconds now) {
   health_.SetRemoved(i, removed);
   Refresh(i, now);
+  prefixes_.Forget(i);  // what it held before is no guide to what it holds now
 }
 
 void Pool::Reconfigure(const PoolConfig& config) {
   router_ = Router(config.router);
+  prefixes_.set_capacity(config.router.prefix.capacity_blocks);
   health_.set_config(config.health);
   retry_ = config.retry;
   budget_.Reconfigure(config.retry.budget_ratio, config.retry.budget_window_s,
@@ -61,18 +64,25 @@ Pool::Pick Pool::Route(const RouteRequest& request, Seconds now) {
   }
   Pick pick;
   const Seconds margin_s = errors_.margin_s();
+  const PrefixIndex* prefixes = router_.config().prefix.enabled ? &prefixes_ : nullptr;
   if (margin_s > 0) {
     RouteRequest tighter = request;
     const Seconds slo = request.ttft_slo_s.value_or(router_.config().ttft_slo_s);
     tighter.ttft_slo_s = std::max(slo - margin_s, slo * 0.5);
-    pick.decision = router_.Route(tighter, endpoints_, now);
+    pick.decision = router_.Route(tighter, endpoints_, now, prefixes);
   } else {
-    pick.decision = router_.Route(request, endpoints_, now);
+    pick.decision = router_.Route(request, endpoints_, now, prefixes);
   }
   if (pick.decision.forwarded()) {
-    EndpointState& e = endpoints_[static_cast<std::size_t>(pick.decision.endpoint)];
-    pick.alone = e.QueueAhead(router_.Fresh(e, now)) <= 0 && e.in_flight() == 0;
+    const auto i = static_cast<std::size_t>(pick.decision.endpoint);
+    EndpointState& e = endpoints_[i];
+    // A request believed to hit the cache does not measure prefill throughput.
+    pick.alone = e.QueueAhead(router_.Fresh(e, now)) <= 0 && e.in_flight() == 0 &&
+                 pick.decision.cached_tokens == 0;
     e.OnForward(now);
+    if (prefixes != nullptr && request.prefix_blocks != nullptr) {
+      prefixes_.Record(i, *request.prefix_blocks);
+    }
     fair_share_.OnAdmitted(request.flow, now);  // (no-op when off)
   }
   return pick;

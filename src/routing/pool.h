@@ -21,6 +21,7 @@
 #include "admission/prediction_errors.h"
 #include "routing/endpoint_health.h"
 #include "routing/endpoint_state.h"
+#include "routing/prefix_index.h"
 #include "routing/retry_budget.h"
 #include "routing/router.h"
 #include "routing/wait_queue.h"
@@ -78,14 +79,16 @@ class Pool {
 
   /// A request arrived for this pool at `now` (the retry budget counts it).
   void OnReceived(Seconds now);
+  /// Block hashes the prefix index holds for endpoint `i`.
+  std::size_t prefix_index_size(std::size_t i) const { return prefixes_.size(i); }
 
   struct Pick {
     RouteDecision decision;
     bool alone = false;  ///< sent with nothing predicted ahead: its TTFT measures prefill
   };
   /// Routes `request` at `now` (ejections that ended are lifted first); a forward is recorded
-  /// as sent. The gateway router admits against the TTFT SLO less the margin its prediction
-  /// errors have shown (PredictionErrors; never below half the SLO).
+  /// as sent (and its prefix blocks as held there). The gateway router admits against the TTFT SLO
+  /// less the margin its prediction errors have shown (PredictionErrors; never below half the SLO).
   Pick Route(const RouteRequest& request, Seconds now);
 
   /// How a request was placed (Admit) or left the wait queue (DispatchNext).
@@ -186,6 +189,7 @@ class Pool {
   WaitQueue queue_;
   PredictionErrors errors_;  // the gateway router's TTFT prediction errors and margin
   FairShare fair_share_;
+  PrefixIndex prefixes_;  // what each endpoint is believed to hold (prefix-aware routing)
 };
 
 }  // namespace spillway::routing

@@ -13,7 +13,14 @@
 //                    two choices (two drawn at random, the lower prediction wins; predictions
 //                    within tie_tolerance_s are a tie, which goes to the first drawn, so idle
 //                    endpoints share the load evenly), so gateways do not herd onto one
-//                    endpoint; 429 when none can.
+//                    endpoint; 429 when none can. Prefix-aware (RouterConfig::prefix): an
+//                    endpoint that reports prefix caching (vllm:cache_config_info) and is
+//                    believed to hold the prompt's first blocks (prefix_index.h) is predicted
+//                    without their prefill; the first of the two is drawn among those that
+//                    meet the SLO and hold the most of the prompt, and wins over one that
+//                    holds less: among endpoints that all meet the SLO, the prefill saved is
+//                    capacity for the requests after it (a loaded holder that cannot meet the
+//                    SLO is passed over).
 //   round-robin      the next eligible endpoint in turn (LiteLLM's simple shuffle, many L7 LBs).
 //   least-requests   the eligible endpoint with the fewest of the gateway's requests in flight
 //                    (vLLM production-stack's router, Envoy LEAST_REQUEST).
@@ -24,7 +31,10 @@
 //                    > 0 here, a negative InferenceObjective priority there) gets 429 and any
 //                    other is still dispatched; the pick is the best of the queue and KV-usage
 //                    scorers (each 0..1, equal weights) among the unsaturated endpoints, or
-//                    among all when every one is saturated.
+//                    among all when every one is saturated; with prefix-aware routing on, its
+//                    default scheduling profile's weights: prefix-cache 3, queue 2, KV 2 (the
+//                    prefix score: the share of the request's blocks the endpoint is believed
+//                    to hold, whether or not it reports caching, as GIE's scorer).
 // Eligible: healthy (not draining, ejected or down) and not in the request's `exclude` list.
 // Metrics older than stale_after_s switch an endpoint, per `staleness`, to fail-close (counted
 // saturated: never picked) or fail-open (its prediction from the gateway's own in-flight count and
@@ -33,14 +43,17 @@
 // Deterministic for a seed (the simulator replays it); no clock, no I/O. Not thread-safe.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "admission/admission.h"
+#include "core/prompt_segments.h"
 #include "core/rng.h"
 #include "routing/endpoint_state.h"
+#include "routing/prefix_index.h"
 
 namespace spillway::routing {
 
@@ -53,6 +66,26 @@ enum class Staleness : std::uint8_t { kFailClose, kFailOpen };
 bool ParseStaleness(std::string_view name, Staleness* out);  ///< "fail-close", "fail-open"
 std::string_view ToString(Staleness staleness);
 
+/// Prefix-aware routing: the gateway hashes each prompt's leading blocks and remembers where it
+/// sent them (prefix_index.h). Defaults: the Gateway API Inference Extension's prefix-cache
+/// scorer (block size 16 tokens, vLLM's; 31,250 blocks per endpoint), but 8,192 blocks matched
+/// (128k tokens) where GIE matches 256 (4k): the shared part of a long-context prompt reaches
+/// far past 4k tokens (the Mooncake trace's prompts average 15k).
+struct PrefixRouting {
+  bool enabled = true;
+  std::int32_t block_tokens = 16;         ///< > 0; the engines' KV block size for exact matches
+  std::int32_t max_blocks = 8192;         ///< > 0; a prompt's blocks past these are not hashed
+  std::int64_t capacity_blocks = 31'250;  ///< > 0; block hashes remembered per endpoint
+};
+
+/// The hashes of a prompt's leading blocks for prefix-aware routing
+/// (RouteRequest::prefix_blocks), from its shared `segments` (null: none; sched/block_hashes.h
+/// SharedPrefixBlockHashes at `prefix`'s block size); null when `prefix` is off or no whole
+/// block is shared.
+std::shared_ptr<const std::vector<std::uint64_t>> PromptPrefixBlocks(
+    const PrefixRouting& prefix, const std::shared_ptr<const PromptSegments>& segments,
+    std::int32_t prompt_tokens);
+
 struct RouterConfig {
   RouterPolicy policy = RouterPolicy::kGateway;
   Seconds ttft_slo_s = 1.0;
@@ -64,6 +97,7 @@ struct RouterConfig {
   /// gateway: predicted TTFTs this close are a tie (the first of the two drawn wins), so
   /// estimates that differ by noise do not herd the load onto one endpoint.
   Seconds tie_tolerance_s = 0.05;
+  PrefixRouting prefix;
 };
 
 /// The llm-d endpoint picker's saturation defaults (its utilization detector).
@@ -85,6 +119,9 @@ struct RouteRequest {
   /// The request's flow for fair shedding (PoolConfig::fair_share): its fairness ID (the
   /// x-gateway-inference-fairness-id header), else its tenant; empty: one unnamed flow.
   std::string flow = {};
+  /// The prompt's leading block hashes at PrefixRouting::block_tokens (Pool::PrefixBlocks);
+  /// null: not prefix-aware (no shared segments, or prefix routing off).
+  std::shared_ptr<const std::vector<std::uint64_t>> prefix_blocks = nullptr;
 };
 
 struct RouteDecision {
@@ -93,6 +130,8 @@ struct RouteDecision {
   std::int32_t endpoint = -1;    ///< index into the pool when forwarded
   Seconds predicted_ttft_s = 0;  ///< at the chosen endpoint (gateway), else 0
   Seconds retry_after_s = 0;     ///< whole seconds >= 1 on a refusal
+  /// Prompt tokens the chosen endpoint is believed to hold cached (prefix-aware routing).
+  std::int32_t cached_tokens = 0;
   bool forwarded() const { return verdict == Verdict::kAdmit; }
 };
 
@@ -100,10 +139,11 @@ class Router {
  public:
   explicit Router(RouterConfig config);
 
-  /// Decides for `request` over `pool` at `now`. Does not record the forward: the driver calls
-  /// EndpointState::OnForward when it sends.
+  /// Decides for `request` over `pool` at `now`, with `prefixes` (null: not prefix-aware) what
+  /// each endpoint is believed to hold. Does not record the forward: the driver calls
+  /// EndpointState::OnForward (and PrefixIndex::Record) when it sends.
   RouteDecision Route(const RouteRequest& request, const std::vector<EndpointState>& pool,
-                      Seconds now);
+                      Seconds now, const PrefixIndex* prefixes = nullptr);
 
   /// The pool's drain time at `now`, whole seconds in [1, 3600]: the requests ahead on the
   /// endpoints that take work over their summed service rate (the Retry-After of a refusal).
@@ -116,9 +156,14 @@ class Router {
 
  private:
   RouteDecision Predictive(const RouteRequest& request, const std::vector<EndpointState>& pool,
-                           const std::vector<std::int32_t>& eligible, Seconds now);
+                           const std::vector<std::int32_t>& eligible, Seconds now,
+                           const PrefixIndex* prefixes);
   RouteDecision Llmd(const RouteRequest& request, const std::vector<EndpointState>& pool,
-                     const std::vector<std::int32_t>& eligible, Seconds now) const;
+                     const std::vector<std::int32_t>& eligible, Seconds now,
+                     const PrefixIndex* prefixes) const;
+  /// Leading blocks of `request` endpoint `i` is believed to hold (0 without an index).
+  static std::int32_t MatchedBlocks(const RouteRequest& request, std::int32_t i,
+                                    const PrefixIndex* prefixes);
   /// 429 queue_delay_exceeded, Retry-After the pool's drain time: the requests ahead on the
   /// eligible endpoints over their summed service rate.
   RouteDecision Shed(const std::vector<EndpointState>& pool,

@@ -1,6 +1,7 @@
 #include "sched/block_hashes.h"
 
 #include <algorithm>
+#include <memory>
 #include <span>
 
 namespace spillway {
@@ -55,6 +56,24 @@ std::int32_t CachedPrefixBlocks(const BlockManager& blocks, const RequestSpec& s
   ExtendBlockHashes(spec, blocks.block_size(), usable, hashes);
   return blocks.MatchPrefix(
       std::span<const std::uint64_t>(*hashes).first(static_cast<std::size_t>(usable)));
+}
+
+std::vector<std::uint64_t> SharedPrefixBlockHashes(
+    const std::shared_ptr<const PromptSegments>& segments, std::int64_t prompt_tokens,
+    std::int32_t block_size, std::int32_t max_blocks) {
+  std::vector<std::uint64_t> hashes;
+  if (segments == nullptr || block_size <= 0 || segments->segment_tokens <= 0 || max_blocks <= 0) {
+    return hashes;
+  }
+  const std::int64_t covered =
+      std::min<std::int64_t>(prompt_tokens, static_cast<std::int64_t>(segments->segment_tokens) *
+                                                static_cast<std::int64_t>(segments->ids.size()));
+  RequestSpec spec;  // the id never enters a block wholly inside the segments
+  spec.prompt_tokens = prompt_tokens;
+  spec.prompt_segments = segments;
+  ExtendBlockHashes(spec, block_size, std::min<std::int64_t>(covered / block_size, max_blocks),
+                    &hashes);
+  return hashes;
 }
 
 }  // namespace spillway

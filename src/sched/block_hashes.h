@@ -10,6 +10,7 @@
 // preemption, as in vLLM). Hashes are never 0 (0 means "no hash" in the block manager).
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kv/block_manager.h"
@@ -28,5 +29,15 @@ void ExtendBlockHashes(const RequestSpec& spec, std::int32_t block_size, std::in
 /// `hashes`, its chain so far, to those blocks. 0 without prefix caching.
 std::int32_t CachedPrefixBlocks(const BlockManager& blocks, const RequestSpec& spec,
                                 std::int64_t num_tokens, std::vector<std::uint64_t>* hashes);
+
+/// The hashes of the prompt's first blocks of `block_size` (> 0) tokens that lie wholly
+/// inside its shared segments (`segments`, null: none; of a prompt of `prompt_tokens` tokens), at
+/// most `max_blocks`: the same hashes ExtendBlockHashes gives those blocks for any request, so a
+/// gateway that hashes at the engine's block size names the blocks the engine caches. Blocks
+/// past the segments are the request's own and are left out (no other request can match
+/// them). Empty when no block fits.
+std::vector<std::uint64_t> SharedPrefixBlockHashes(
+    const std::shared_ptr<const PromptSegments>& segments, std::int64_t prompt_tokens,
+    std::int32_t block_size, std::int32_t max_blocks);
 
 }  // namespace spillway

@@ -78,13 +78,16 @@ std::size_t GatewayFront::waiting() const {
   return n;
 }
 
-GatewayFront::Outcome GatewayFront::Forward(routing::Ticket ticket, std::int32_t prompt_tokens,
+GatewayFront::Outcome GatewayFront::Forward(routing::Ticket ticket, const Prompt& prompt,
                                             std::int32_t max_tokens, std::int32_t priority,
                                             std::string_view flow, std::string cache_key,
                                             Seconds now, const TryReplica& try_replica) {
   ++ledger_.received;
-  Asked asked{now, max_tokens, routing::RouteRequest{prompt_tokens, priority}};
+  Asked asked{now, max_tokens, routing::RouteRequest{prompt.tokens, priority}};
   asked.route.flow = flow;
+  // Hashed at the first pool's settings: every stage of the cascade matches the same blocks.
+  asked.route.prefix_blocks = routing::PromptPrefixBlocks(
+      pools_.front().pool.router().config().prefix, prompt.segments, prompt.tokens);
   if (cache_ != nullptr) {
     asked.cache_key = std::move(cache_key);
   }
@@ -289,11 +292,13 @@ void GatewayFront::Scrape(const std::vector<std::unique_ptr<Engine>>& engines, S
         continue;  // no answer: the last scrape ages towards staleness
       }
       const Engine& engine = *engines[r];
-      // What spillway serve's /metrics would say: its queue, KV and (forecast policy) the
-      // engine's forecast of the wait (spillway_ttft_forecast_queue_seconds).
+      // What spillway serve's /metrics would say: its queue, KV, (forecast policy) the
+      // engine's forecast of the wait (spillway_ttft_forecast_queue_seconds) and whether it
+      // caches prefixes (vllm:cache_config_info).
       s.pool.OnScrape(i,
                       {engine.scheduler().num_waiting(), engine.scheduler().num_running(),
-                       engine.blocks().usage(), engine.QueueForecast(now)},
+                       engine.blocks().usage(), engine.QueueForecast(now),
+                       engine.config().enable_prefix_caching},
                       now);
     }
   }

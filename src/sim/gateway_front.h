@@ -71,8 +71,13 @@ class GatewayFront {
   /// A request the gateway cannot start within its TTFT SLO now may instead wait in its queue
   /// (routing::Pool::Admit): then `queued`, and DispatchNext says later how it left.
   /// `cache_key` (empty: not cacheable) names its answer in the exact-result cache; `flow`
-  /// is the request's flow for the pools' fair shedding (routing::RouteRequest::flow).
-  Outcome Forward(routing::Ticket ticket, std::int32_t prompt_tokens, std::int32_t max_tokens,
+  /// is the request's flow for the pools' fair shedding (routing::RouteRequest::flow); the
+  /// prompt's shared segments name its blocks for prefix-aware routing.
+  struct Prompt {
+    std::int32_t tokens = 0;
+    std::shared_ptr<const PromptSegments> segments = nullptr;
+  };
+  Outcome Forward(routing::Ticket ticket, const Prompt& prompt, std::int32_t max_tokens,
                   std::int32_t priority, std::string_view flow, std::string cache_key, Seconds now,
                   const TryReplica& try_replica);
   /// A `storable` request completed at `now`: its answer goes into the cache under `key`.

@@ -105,7 +105,7 @@ void Sim::SendAttempt(std::uint32_t logical, Seconds now) {
   Seconds predicted_ttft_s = 0;
   if (gateway_.has_value()) {
     const GatewayFront::Outcome out =
-        gateway_->Forward(id, a.prompt_tokens, request.max_tokens, a.priority,
+        gateway_->Forward(id, {a.prompt_tokens, a.prompt_segments}, request.max_tokens, a.priority,
                           request.fairness_id.empty() ? request.tenant : request.fairness_id,
                           CacheKey(a), now, TryReplicaFor(id, request, now, &d));
     if (out.cached) {  // answered at once, by no engine

@@ -109,5 +109,28 @@ TEST(EngineMetricsTest, ASpillwayEnginesForecastIsReadWhenItForecasts) {
       << "read for the spillway kind only";
 }
 
+TEST(EngineMetricsTest, PrefixCachingIsReadFromVllmsCacheConfigInfo) {
+  const std::string load = "vllm:num_requests_waiting 1\nvllm:num_requests_running 2\n";
+  const auto caching = [&](EngineKind kind, const std::string& more) {
+    return LoadFromMetrics(kind, metrics::ParseExposition(load + more))->prefix_caching;
+  };
+  // vLLM's own exposition: the cache config's fields as labels, Python's True/False.
+  const std::string on =
+      "vllm:cache_config_info{block_size=\"16\",enable_prefix_caching=\"True\","
+      "num_gpu_blocks=\"25720\"} 1.0\n";
+  const std::string off =
+      "vllm:cache_config_info{block_size=\"16\",enable_prefix_caching=\"False\"} 1.0\n";
+  EXPECT_TRUE(caching(EngineKind::kVllm, on));
+  EXPECT_TRUE(caching(EngineKind::kSpillway, on));
+  EXPECT_FALSE(caching(EngineKind::kVllm, off));
+  EXPECT_FALSE(caching(EngineKind::kVllm, "")) << "not said: not counted on";
+  const std::string sglang = "sglang:num_queue_reqs 1\nsglang:num_running_reqs 2\n";
+  EXPECT_TRUE(
+      LoadFromMetrics(EngineKind::kSglang, metrics::ParseExposition(sglang))->prefix_caching)
+      << "its radix cache is on by default";
+  const std::string tgi = "tgi_queue_size 1\ntgi_batch_current_size 2\n";
+  EXPECT_FALSE(LoadFromMetrics(EngineKind::kTgi, metrics::ParseExposition(tgi))->prefix_caching);
+}
+
 }  // namespace
 }  // namespace spillway::routing
