@@ -88,14 +88,16 @@ void AddFlags(CLI::App* cmd, GatewayArgs* a) {
   NestedFlag(
       cmd, a, "--stale-after-s", [](G& c, double v) { c.router.stale_after_s = v; },
       "Metrics older than this are stale [default: 1]");
-  cmd->add_option_function<bool>(
-      "--prefix-aware",
-      [a](bool v) {
-        a->apply.push_back([v](gateway::GatewayConfig& c) { c.router.prefix.enabled = v; });
-      },
-      "true or false: route a prompt where its prefix was sent before (gateway: predicted "
-      "without the prefill of what an endpoint that reports prefix caching holds; llm-d: its "
-      "prefix-cache scorer) [default: true]");
+  cmd->add_option_function<std::string>(
+         "--prefix-aware",
+         [a](const std::string& v) {
+           a->apply.push_back(
+               [on = v == "true"](gateway::GatewayConfig& c) { c.router.prefix.enabled = on; });
+         },
+         "true or false: route a prompt where its prefix was sent before (gateway: predicted "
+         "without the prefill of what an endpoint that reports prefix caching holds; llm-d: its "
+         "prefix-cache scorer) [default: true]")
+      ->check(CLI::IsMember({"true", "false"}));
   NestedFlag(
       cmd, a, "--queue-max-wait-s", [](G& c, double v) { c.queue.max_wait_s = v; },
       "gateway router: the longest a request waits for a slot when no endpoint can start "

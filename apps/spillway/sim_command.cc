@@ -41,7 +41,7 @@ struct SimArgs {
   double scrape_interval_s = 0.25;
   std::string staleness = "fail-open";
   double stale_after_s = 1.0;
-  bool prefix_aware = true;
+  std::string prefix_aware = "true";
   double queue_max_wait_s = routing::WaitQueueConfig{}.max_wait_s;
   double prediction_quantile = PredictionErrorConfig{}.quantile;
   double gateway_fair_share_min_ratio = 0;
@@ -243,7 +243,7 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
       routing::ParseRouterPolicy(router, &gateway.router.policy);
       routing::ParseStaleness(a.staleness, &gateway.router.staleness);
       gateway.router.stale_after_s = a.stale_after_s;
-      gateway.router.prefix.enabled = a.prefix_aware;
+      gateway.router.prefix.enabled = a.prefix_aware == "true";
       // The gateway admits against the scenario's TTFT SLO, as `spillway fleet` tells it to.
       gateway.router.ttft_slo_s = sc.slo.ttft_s.value_or(gateway.router.ttft_slo_s);
       gateway.router.seed = seed;
@@ -385,6 +385,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_option("--prefix-aware", args->prefix_aware,
                   "true or false: the gateway routes a prompt where its prefix was sent before "
                   "(prefix-aware routing, spillway gateway's --prefix-aware)")
+      ->check(CLI::IsMember({"true", "false"}))
       ->capture_default_str();
   args->queue_option =
       sim->add_option("--queue-max-wait-s", args->queue_max_wait_s,

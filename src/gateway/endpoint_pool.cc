@@ -248,6 +248,11 @@ void EndpointPool::OnError(std::size_t i, Seconds now) {
   DispatchLocked(now);
 }
 
+void EndpointPool::OnNotStarted(std::size_t i, const routing::RouteRequest& request) {
+  const std::lock_guard lock(mu_);
+  pool_.OnNotStarted(i, request);
+}
+
 void EndpointPool::OnSuccess(std::size_t i) {
   const std::lock_guard lock(mu_);
   pool_.OnSuccess(i);

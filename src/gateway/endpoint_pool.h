@@ -125,6 +125,7 @@ class EndpointPool {
   void OnFirstToken(std::size_t i, std::int32_t prompt_tokens, Seconds ttft_s, bool alone,
                     Seconds predicted_ttft_s);
   void OnFinish(std::size_t i, Seconds now, bool completed);
+  void OnNotStarted(std::size_t i, const routing::RouteRequest& request);
   void OnProbe(std::size_t i, routing::ProbeResult result, Seconds now);
   void OnDraining(std::size_t i, Seconds now);
   void OnError(std::size_t i, Seconds now);

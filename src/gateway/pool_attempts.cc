@@ -99,6 +99,9 @@ asio::awaitable<std::optional<GatewayHandler::Refusal>> GatewayHandler::OnPool(E
     pool.OnFinish(i, now, r.end == AttemptResult::End::kRelayed && r.status == 200);
     using End = AttemptResult::End;
     x.relayed = x.relayed || (r.end != End::kRefused && r.end != End::kUnreachable);
+    if (r.status != 200 || r.end == End::kRefused || r.end == End::kUnreachable) {
+      pool.OnNotStarted(i, route);  // the engine did not take it: its blocks may not be there
+    }
     if (r.usage_tokens.has_value()) {
       x.usage_tokens = r.usage_tokens;
     }

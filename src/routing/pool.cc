@@ -246,6 +246,12 @@ void Pool::OnFinish(std::size_t i, Seconds now, bool completed) {
   endpoints_[i].OnFinish(now, completed);
 }
 
+void Pool::OnNotStarted(std::size_t i, const RouteRequest& request) {
+  if (request.prefix_blocks != nullptr) {
+    prefixes_.Drop(i, *request.prefix_blocks);
+  }
+}
+
 void Pool::OnScrape(std::size_t i, const EndpointLoad& load, Seconds now) {
   endpoints_[i].OnScrape(load, now);
 }

@@ -149,6 +149,10 @@ class Pool {
                     Seconds predicted_ttft_s);
   /// The attempt sent to `i` ended at `now` (`completed`: relayed to its end).
   void OnFinish(std::size_t i, Seconds now, bool completed);
+  /// The attempt of `request` sent to `i` ended before the endpoint started it (refused,
+  /// unreachable, an error answer): its prompt blocks are no longer believed held there
+  /// (PrefixIndex::Drop).
+  void OnNotStarted(std::size_t i, const RouteRequest& request);
   void OnScrape(std::size_t i, const EndpointLoad& load, Seconds now);
 
   void OnProbe(std::size_t i, ProbeResult result, Seconds now);

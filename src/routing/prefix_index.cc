@@ -50,6 +50,19 @@ void PrefixIndex::Trim(Lru& lru) const {
   }
 }
 
+void PrefixIndex::Drop(std::size_t endpoint, std::span<const std::uint64_t> blocks) {
+  if (endpoint >= endpoints_.size()) {
+    return;
+  }
+  Lru& lru = endpoints_[endpoint];
+  for (const std::uint64_t h : blocks) {
+    if (const auto found = lru.where.find(h); found != lru.where.end()) {
+      lru.order.erase(found->second);
+      lru.where.erase(found);
+    }
+  }
+}
+
 void PrefixIndex::Forget(std::size_t endpoint) {
   if (endpoint < endpoints_.size()) {
     endpoints_[endpoint] = Lru{};

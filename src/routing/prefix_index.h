@@ -28,6 +28,10 @@ class PrefixIndex {
   /// `blocks` were sent to `endpoint`: each becomes its most recently used, the least recently
   /// used dropped past the capacity. O(blocks).
   void Record(std::size_t endpoint, std::span<const std::uint64_t> blocks);
+  /// `blocks` are no longer believed held by `endpoint` (a request sent there was refused
+  /// before it started: the engine may never have computed them). Conservative: a block it
+  /// held from an earlier request is dropped too. O(blocks).
+  void Drop(std::size_t endpoint, std::span<const std::uint64_t> blocks);
   /// Forgets everything believed of `endpoint` (it restarted, or left the pool).
   void Forget(std::size_t endpoint);
   /// Block hashes held for `endpoint`.

@@ -116,6 +116,13 @@ std::int32_t Router::MatchedBlocks(const RouteRequest& request, std::int32_t i,
   return prefixes->Match(static_cast<std::size_t>(i), *request.prefix_blocks);
 }
 
+std::int32_t Router::CachedTokens(const RouteRequest& request, std::int32_t matched) const {
+  // vLLM's rule: only whole blocks before the last prompt token's (computed to sample from).
+  const std::int32_t bt = config_.prefix.block_tokens;
+  const std::int32_t usable = request.prompt_tokens > 0 ? (request.prompt_tokens - 1) / bt : 0;
+  return std::min(matched, usable) * bt;
+}
+
 RouteDecision Router::Predictive(const RouteRequest& request,
                                  const std::vector<EndpointState>& pool,
                                  const std::vector<std::int32_t>& eligible, Seconds now,
@@ -135,13 +142,10 @@ RouteDecision Router::Predictive(const RouteRequest& request,
     if (!fresh && pool[i].exports_metrics() && config_.staleness == Staleness::kFailClose) {
       continue;  // stale, fail-close: counted saturated
     }
-    // Believed cached there: counted only where the engine says it caches prefixes, and never
-    // the last prompt token (computed to sample from).
-    const std::int32_t cached =
-        pool[i].load().prefix_caching
-            ? std::clamp(MatchedBlocks(request, i, prefixes) * config_.prefix.block_tokens, 0,
-                         std::max(0, request.prompt_tokens - 1))
-            : 0;
+    // Believed cached there: counted only where the engine says it caches prefixes.
+    const std::int32_t cached = pool[i].load().prefix_caching
+                                    ? CachedTokens(request, MatchedBlocks(request, i, prefixes))
+                                    : 0;
     const std::int32_t prefill_tokens = request.prompt_tokens - cached;
     const Seconds ttft = pool[i].PredictTtft(prefill_tokens, fresh, request.priority);
     min_prefill_s = std::min(min_prefill_s, pool[i].PredictPrefill(prefill_tokens));
@@ -253,9 +257,7 @@ RouteDecision Router::Llmd(const RouteRequest& request, const std::vector<Endpoi
     if (score > best_score) {  // ties keep the lower index
       best_score = score;
       d.endpoint = i;
-      d.cached_tokens = load.prefix_caching ? std::clamp(matched * config_.prefix.block_tokens, 0,
-                                                         std::max(0, request.prompt_tokens - 1))
-                                            : 0;
+      d.cached_tokens = load.prefix_caching ? CachedTokens(request, matched) : 0;
     }
   }
   return d;

@@ -161,6 +161,9 @@ class Router {
   RouteDecision Llmd(const RouteRequest& request, const std::vector<EndpointState>& pool,
                      const std::vector<std::int32_t>& eligible, Seconds now,
                      const PrefixIndex* prefixes) const;
+  /// Tokens of `request` cached when `matched` leading blocks are held: whole blocks before the
+  /// last prompt token's (vLLM computes the block that holds it).
+  std::int32_t CachedTokens(const RouteRequest& request, std::int32_t matched) const;
   /// Leading blocks of `request` endpoint `i` is believed to hold (0 without an index).
   static std::int32_t MatchedBlocks(const RouteRequest& request, std::int32_t i,
                                     const PrefixIndex* prefixes);

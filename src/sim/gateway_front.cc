@@ -248,6 +248,7 @@ GatewayFront::Outcome GatewayFront::Send(std::size_t k, routing::RouteRequest re
       return out;
     }
     pool.OnFinish(local, now, false);
+    pool.OnNotStarted(local, request);
     if (a.kind == Answer::Kind::kRefused) {
       pool.OnSuccess(local);
       pool.OnEndpointRefused(request.flow, api::IsRefusalForLoad(a.status, a.reason), now);

@@ -17,14 +17,14 @@ class LiveGatewayPrefixTest : public GatewayFixture {
 
   /// A completion whose prompt is system prompt `family` (1,600 bytes: 25 whole segments of
   /// 64 bytes, 400 tokens to the approximate tokenizer) and then question `n`.
-  static std::string Body(int family, int n) {
+  static std::string Body(int family, int n, int max_tokens = 4) {
     std::string prompt;
     while (prompt.size() < 1600) {
       prompt += "system prompt " + std::to_string(family) + " says be brief. ";
     }
     prompt.resize(1600);
-    return R"({"model":"","max_tokens":4,"prompt":")" + prompt + " question " + std::to_string(n) +
-           R"("})";
+    return R"({"model":"","max_tokens":)" + std::to_string(max_tokens) + R"(,"prompt":")" + prompt +
+           " question " + std::to_string(n) + R"("})";
   }
 };
 
@@ -37,9 +37,16 @@ TEST_F(LiveGatewayPrefixTest, APromptGoesWhereItsPrefixIsCachedAndTheEngineFinds
       ASSERT_EQ(r.status, 200) << r.body;
     }
   }
+  // A prompt the engine refuses (400: past its context with this max_tokens) is not believed
+  // cached where it was sent: the same prefix then counts nothing as matched.
+  const HttpResponse refused = gateway().Post("/v1/completions", Body(9, 0, 1'000'000));
+  ASSERT_EQ(refused.status, 400) << refused.body;
+  ASSERT_NE(refused.body.find("context_length_exceeded"), std::string::npos) << refused.body;
+  ASSERT_EQ(gateway().Post("/v1/completions", Body(9, 1)).status, 200);
   const std::string m = GatewayMetrics();
   const double matched = MetricSum(m, "spillway_gateway_prefix_matched_tokens_total");
-  // Each family's first request is a miss; the next four each find the 400 shared tokens.
+  // Each family's first request is a miss; the next four each find the 400 shared tokens;
+  // family 9's second request found nothing (its first was refused).
   EXPECT_EQ(matched, kFamilies * (kQuestions - 1) * 400.0) << m;
   double hits = 0;
   for (int i = 0; i < upstreams(); ++i) {

@@ -70,6 +70,16 @@ TEST(PrefixIndexTest, PastItsCapacityAnEndpointDropsTheLeastRecentlySentChainTai
   EXPECT_EQ(index.Match(0, std::vector<std::uint64_t>{1}), 0);
 }
 
+TEST(PrefixIndexTest, DropForgetsTheBlocksOfARequestTheEndpointDidNotStart) {
+  PrefixIndex index(100);
+  index.Record(0, std::vector<std::uint64_t>{1, 2, 3});
+  index.Drop(0, std::vector<std::uint64_t>{2, 3, 9});
+  EXPECT_EQ(index.size(0), 1U);
+  EXPECT_EQ(index.Match(0, std::vector<std::uint64_t>{1, 2, 3}), 1);
+  index.Drop(5, std::vector<std::uint64_t>{1});  // never recorded: nothing to do
+  EXPECT_EQ(index.Match(0, std::vector<std::uint64_t>{1}), 1);
+}
+
 TEST(PrefixBlockHashesTest, TheGatewayNamesSharedBlocksAsTheEngineDoesAndLeavesTheOwnTailOut) {
   // 3 segments of 16 tokens shared, then the request's own: 2 blocks of 16... at block size 16
   // the first 3 blocks are shared.
@@ -129,6 +139,19 @@ TEST(PrefixRoutingTest, TheGatewaySendsAPrefixWhereItIsCachedAndPredictsWithoutI
     EXPECT_NEAR(d.predicted_ttft_s, 0.5, 1e-9);
   }
   EXPECT_EQ(picked.size(), 3U);
+}
+
+TEST(PrefixRoutingTest, APromptOfWholeBlocksIsNotCreditedItsLastBlock) {
+  // 32 tokens, both blocks held: the engine computes the block of the last token (vLLM's
+  // rule), so 16 are cached, not 31.
+  const std::vector<EndpointState> pool = CachingPool({0, 0});
+  const RouteRequest request = WithPrefix(32, 2);
+  ASSERT_EQ(request.prefix_blocks->size(), 2U);
+  PrefixIndex index(31'250);
+  index.Record(0, *request.prefix_blocks);
+  Router router(RouterConfig{});
+  EXPECT_EQ(router.Route(request, pool, 0.1, &index).cached_tokens, 16);
+  EXPECT_EQ(router.Route(WithPrefix(33, 2), pool, 0.1, &index).cached_tokens, 32);
 }
 
 TEST(PrefixRoutingTest, AnEndpointThatDoesNotReportPrefixCachingGetsNoCreditForIt) {
@@ -214,6 +237,10 @@ TEST(PrefixRoutingTest, ThePoolRecordsEachForwardSoTheNextRequestOfThePrefixFoll
     EXPECT_EQ(next.decision.cached_tokens, 1600);
     EXPECT_FALSE(next.alone);  // a cache hit does not measure prefill throughput
   }
+  // An attempt the endpoint refused before starting: its blocks are no longer believed there.
+  pool.OnNotStarted(static_cast<std::size_t>(first.decision.endpoint), request);
+  EXPECT_EQ(pool.prefix_index_size(static_cast<std::size_t>(first.decision.endpoint)), 0U);
+  pool.Route(request, 0.25);
   // The endpoint leaves and comes back: what it held is forgotten.
   pool.SetRemoved(static_cast<std::size_t>(first.decision.endpoint), true, 0.3);
   pool.SetRemoved(static_cast<std::size_t>(first.decision.endpoint), false, 0.3);
