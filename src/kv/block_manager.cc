@@ -239,6 +239,15 @@ void BlockManager::Release(std::vector<std::int32_t>& table) {
   table.clear();
 }
 
+std::int32_t BlockManager::BlocksFreedByRelease(const std::vector<std::int32_t>& table) const {
+  std::int32_t freed = 0;
+  for (const std::int32_t block : table) {
+    // A block a counting view made (kNone) is the view's own.
+    freed += block == kNone || ref_count(block) == 1 ? 1 : 0;
+  }
+  return freed;
+}
+
 void BlockManager::Register(std::int32_t block, std::uint64_t hash) {
   if (!prefix_caching_ || counting()) {
     return;

@@ -91,6 +91,10 @@ class BlockManager {
   /// becomes free, or evictable when it holds a hash (the last blocks of the table first).
   void Release(std::vector<std::int32_t>& table);
 
+  /// Blocks Release(`table`) would make free now: those no other table references (with
+  /// prefix caching a table shares its prefix's blocks). O(table).
+  std::int32_t BlocksFreedByRelease(const std::vector<std::int32_t>& table) const;
+
   /// Names `block` (referenced, full) by `hash` so later prompts may reuse it. A no-op without
   /// prefix caching, in a counting view, or when another block already holds these tokens.
   void Register(std::int32_t block, std::uint64_t hash);

@@ -3,6 +3,7 @@
 // prompt blocked for want of them without delaying its start (max_prefill_bypass_steps).
 
 #include <algorithm>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/scheduler.h"
@@ -55,26 +56,54 @@ std::optional<Scheduler::Backfill> Scheduler::Shadow(std::int64_t tokens, std::i
                                                      std::int64_t reserved) const {
   struct Finish {
     std::int64_t step;
-    std::int64_t blocks;  // freed then: those held, and those its unfinished prompt will take
+    std::int64_t blocks;    // freed then: those held, and those its unfinished prompt will take
+    std::int32_t requests;  // 1 for a request's finish, 0 for a shared block's last holder's
   };
   std::vector<Finish> finishes;
   finishes.reserve(running_.size());
+  // A block shared by running requests (a cached prefix) is freed by the last of them to
+  // finish, and only when no one else holds it: its latest finish and its running holders.
+  struct SharedBlock {
+    std::int64_t step = 0;
+    std::int32_t holders = 0;
+  };
+  std::unordered_map<std::int32_t, SharedBlock> shared;
   for (const Request* r : running_) {
     const std::int64_t chunk = CapLongPrefill(*r, config_.max_num_batched_tokens);
-    finishes.push_back({StepsToFinish(*r, chunk),
-                        std::max<std::int64_t>(static_cast<std::int64_t>(r->blocks.size()),
-                                               blocks_->BlocksFor(r->num_tokens()))});
+    const std::int64_t step = StepsToFinish(*r, chunk);
+    std::int64_t own = 0;
+    for (const std::int32_t block : r->blocks) {
+      if (block < 0 || blocks_->ref_count(block) == 1) {
+        ++own;
+        continue;
+      }
+      SharedBlock& b = shared[block];
+      b.step = std::max(b.step, step);
+      ++b.holders;
+    }
+    // Its own blocks, and those its unfinished prompt will take.
+    const std::int64_t to_come = std::max<std::int64_t>(
+        0, blocks_->BlocksFor(r->num_tokens()) - static_cast<std::int64_t>(r->blocks.size()));
+    finishes.push_back({step, own + to_come, 1});
   }
-  std::sort(finishes.begin(), finishes.end(),
-            [](const Finish& a, const Finish& b) { return a.step < b.step; });
+  for (const auto& [block, b] : shared) {
+    if (b.holders == blocks_->ref_count(block)) {
+      finishes.push_back({b.step, 1, 0});
+    }
+  }
+  // At the same step a request's finish comes before the shared blocks it was the last to
+  // hold (without shared blocks, the order of plain step order).
+  std::sort(finishes.begin(), finishes.end(), [](const Finish& a, const Finish& b) {
+    return a.step < b.step || (a.step == b.step && a.requests > b.requests);
+  });
   const std::int64_t block_size = blocks_->block_size();
   const std::int64_t growth_per_seq = GrowthPerSeq(tokens, num_new, block_size);
   std::int64_t free_then = blocks_->num_free() - reserved;
-  const auto n = static_cast<std::int64_t>(finishes.size());
-  for (std::int64_t k = 0; k < n; ++k) {
-    free_then += finishes[k].blocks;
-    const std::int64_t t = finishes[k].step;
-    const std::int64_t still_running = n - k - 1;
+  std::int64_t still_running = static_cast<std::int64_t>(running_.size());
+  for (const Finish& finish : finishes) {
+    free_then += finish.blocks;
+    still_running -= finish.requests;
+    const std::int64_t t = finish.step;
     // Those still running have grown by a block per block_size steps each, and keep growing
     // during its prefill (BlocksToAdmit).
     const std::int64_t grown = still_running * CeilDiv(t, block_size);

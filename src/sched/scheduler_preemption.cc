@@ -89,10 +89,11 @@ bool Scheduler::Displace(const Request& r, std::int64_t tokens, StepEvents* even
     return false;
   }
   // Only when the victim's blocks make room for `r`'s: a displacement that still leaves it
-  // waiting would cost a recompute for nothing.
+  // waiting would cost a recompute for nothing. Blocks it shares with other running requests
+  // (a cached prefix) stay taken.
   const std::int64_t needed =
       blocks_->BlocksFor(tokens) - static_cast<std::int64_t>(r.blocks.size());
-  if (needed > blocks_->num_free() + static_cast<std::int64_t>(running_[victim]->blocks.size())) {
+  if (needed > blocks_->num_free() + blocks_->BlocksFreedByRelease(running_[victim]->blocks)) {
     return false;
   }
   ++running_[victim]->num_displacements;

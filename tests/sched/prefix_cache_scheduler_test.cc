@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -114,6 +115,76 @@ TEST(PrefixCacheSchedulerTest, APreemptedRequestFindsItsOwnBlocksAgain) {
   EXPECT_EQ(hits_off, 0);
   EXPECT_GT(hits_on, 0);
   EXPECT_EQ(with, without - hits_on);
+}
+
+// Priority scheduling, two batch requests sharing a cached 64-token system prompt fill the
+// batch (max_num_seqs 2) in a pool of 8 blocks: each holds the 4 shared blocks and 1 of its
+// own, 2 are free. An urgent request arriving then may displace one of them only when that
+// one's own block makes room for it: the shared blocks stay with the other.
+SchedulerConfig TwoSeatsByPriority() {
+  SchedulerConfig c;
+  c.policy = SchedulingPolicy::kPriority;
+  c.max_num_seqs = 2;
+  c.reserve_prefill_blocks = false;  // else the urgent request waits for free blocks first
+  return c;
+}
+
+void FillTheBatchWithSharers(FakeEngine& e) {
+  for (const RequestId id : {1, 2}) {
+    RequestSpec spec = WithSystemPrompt(id, 70, 42);
+    spec.max_output_tokens = 8;
+    spec.priority = 1;
+    e.Submit(spec);
+    e.RunStep();
+  }
+  ASSERT_EQ(e.sched().stats().num_running, 2);
+  ASSERT_EQ(e.blocks().num_free(), 2);
+}
+
+TEST(PrefixCacheSchedulerTest, NoDisplacementFreesOnlyBlocksAnotherRequestShares) {
+  FakeEngine e(TwoSeatsByPriority(), 8, 16, 1.0, kPrefixCaching);
+  FillTheBatchWithSharers(e);
+  e.Submit(Spec(3, 64, 4, /*arrival=*/0, /*priority=*/0));  // 4 blocks: 2 free + 1 would not do
+  const StepPlan plan = e.RunStep();
+  EXPECT_EQ(FindSeq(plan, 3), nullptr);
+  EXPECT_NE(FindSeq(plan, 1), nullptr);
+  EXPECT_NE(FindSeq(plan, 2), nullptr);
+  EXPECT_EQ(e.sched().stats().num_preemptions_total, 0);
+}
+
+TEST(PrefixCacheSchedulerTest, ADisplacementWhoseOwnBlocksMakeRoomHappens) {
+  FakeEngine e(TwoSeatsByPriority(), 8, 16, 1.0, kPrefixCaching);
+  FillTheBatchWithSharers(e);
+  e.Submit(Spec(3, 48, 4, /*arrival=*/0, /*priority=*/0));  // 3 blocks: 2 free + 1 do
+  const StepPlan plan = e.RunStep();
+  EXPECT_NE(FindSeq(plan, 3), nullptr);
+  EXPECT_EQ(e.sched().stats().num_preemptions_total, 1);
+}
+
+// Backfill past a blocked prompt (reserve_prefill_blocks, max_prefill_bypass_steps 0): two
+// running requests share a cached 64-token system prompt in a pool of 16 blocks, request 1
+// ends in 4 steps, request 2 in 40; prompt 3 (256 tokens, 16 blocks) waits for the whole
+// pool. The shared blocks are freed when request 2 ends, not twice: request 4 (4 blocks at
+// its end, running past request 2's) fits no surplus then and must not start before prompt 3.
+Seconds BlockedPromptStart(bool with_backfill_candidate) {
+  SchedulerConfig c = Config(8, 128);
+  FakeEngine e(c, 16, 16, 1.0, kPrefixCaching);
+  for (const auto& [id, outputs] : {std::pair<RequestId, std::int32_t>{1, 4}, {2, 40}}) {
+    RequestSpec spec = WithSystemPrompt(id, 70, 42);
+    spec.max_output_tokens = outputs;
+    e.Submit(spec);
+    e.RunStep();
+  }
+  e.Submit(Spec(3, 256, 1));
+  if (with_backfill_candidate) {
+    e.Submit(Spec(4, 16, 40));
+  }
+  e.RunUntilIdle();
+  return e.Finished(3).first_scheduled_s;
+}
+
+TEST(PrefixCacheSchedulerTest, BackfillCountsSharedBlocksFreedOnceByTheirLastHolder) {
+  EXPECT_EQ(BlockedPromptStart(true), BlockedPromptStart(false));
 }
 
 }  // namespace
