@@ -122,6 +122,13 @@ RunSummary BenchRecorder::Finish(double duration_s, double makespan_s) {
     }
   }
   RunSummary s = recorder_.Finish(duration_s, makespan_s);
+  if (first_.has_value() && last_.has_value()) {
+    // The server's prefix cache (vLLM's counters, in tokens): 0 and 0 where it has none.
+    s.prefix_cache_queries_tokens =
+        std::llround(Delta(first_->prefix_cache_queries, last_->prefix_cache_queries));
+    s.prefix_cache_hits_tokens =
+        std::llround(Delta(first_->prefix_cache_hits, last_->prefix_cache_hits));
+  }
   // The client cannot measure engine time: each figure is the server's counter (end minus
   // start), or not measured.
   const bool scraped = first_.has_value() && last_.has_value();

@@ -31,6 +31,8 @@ ServerSnapshot ReadServerSnapshot(std::string_view text) {
   s.not_completed_engine_s = sum("spillway_not_completed_engine_seconds_total");
   s.service_rate_rps = sum("spillway_service_rate_requests_per_second");
   s.prefill_tokens_per_s = sum("spillway_prefill_throughput_tokens_per_second");
+  s.prefix_cache_queries = sum("vllm:prefix_cache_queries_total");
+  s.prefix_cache_hits = sum("vllm:prefix_cache_hits_total");
   return s;
 }
 
@@ -55,6 +57,8 @@ ServerSnapshot SumSnapshots(const std::vector<ServerSnapshot>& parts) {
     add(total.not_completed_engine_s, p.not_completed_engine_s);
     add(total.service_rate_rps, p.service_rate_rps);
     add(total.prefill_tokens_per_s, p.prefill_tokens_per_s);
+    add(total.prefix_cache_queries, p.prefix_cache_queries);
+    add(total.prefix_cache_hits, p.prefix_cache_hits);
   }
   if (kv_parts > 0) {
     *total.kv_usage /= kv_parts;

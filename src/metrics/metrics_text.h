@@ -33,6 +33,8 @@ struct ServerSnapshot {
   std::optional<double> not_completed_engine_s;
   std::optional<double> service_rate_rps;      ///< spillway_service_rate_requests_per_second
   std::optional<double> prefill_tokens_per_s;  ///< spillway_prefill_throughput_tokens_per_second
+  std::optional<double> prefix_cache_queries;  ///< vllm:prefix_cache_queries_total, tokens
+  std::optional<double> prefix_cache_hits;     ///< vllm:prefix_cache_hits_total, tokens
 };
 
 ServerSnapshot ReadServerSnapshot(std::string_view exposition);

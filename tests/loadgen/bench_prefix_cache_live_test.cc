@@ -55,6 +55,9 @@ classes: [{name: c, prompt_tokens: 600, shared_prefix_tokens: 512, output_tokens
   RecordProperty("hits", std::to_string(hits));
   RecordProperty("queries", std::to_string(queries));
   EXPECT_GE(hits, 0.5 * queries) << "hits " << hits << " of " << queries;
+  // bench's summary reports the same counters, read from the server at its start and end.
+  EXPECT_EQ(static_cast<double>(result.summary.prefix_cache_queries_tokens), queries);
+  EXPECT_EQ(static_cast<double>(result.summary.prefix_cache_hits_tokens), hits);
 }
 
 }  // namespace

@@ -139,6 +139,7 @@ TEST_F(BenchRecorderTest, ServerCountersBecomeDeltasAndGaugesFillTheSeries) {
   EXPECT_DOUBLE_EQ(s.wasted_engine_s.value(), 0.5);
   EXPECT_EQ(s.prefill_tokens, 300);
   EXPECT_EQ(s.recomputed_tokens, 30);
+  EXPECT_EQ(s.prefix_cache_queries_tokens, 0) << "a server without the counters";
   EXPECT_DOUBLE_EQ(s.est_service_rate_rps, 9.5);
   EXPECT_EQ(s.max_waiting, 7);
   EXPECT_EQ(s.timeseries[1].running, 3);
@@ -170,6 +171,20 @@ TEST_F(BenchRecorderTest, EngineTimeIsTheServersCountersElseNotMeasured) {
   EXPECT_EQ(s.engine_busy_s, 4.5);
   EXPECT_EQ(s.wasted_engine_s, 0.0) << "measured: none wasted, which is not 'not measured'";
   EXPECT_EQ(s.not_completed_engine_s, 6.25);
+}
+
+TEST_F(BenchRecorderTest, PrefixCacheFiguresAreTheServersCountersEndMinusStart) {
+  FeedAll();
+  ServerSnapshot first;
+  first.prefix_cache_queries = 1000;
+  first.prefix_cache_hits = 64;
+  ServerSnapshot last = first;
+  last.prefix_cache_queries = 5000;
+  last.prefix_cache_hits = 2064;
+  recorder_.SetServerTotals(first, last);
+  const RunSummary s = recorder_.Finish(10, 4.5);
+  EXPECT_EQ(s.prefix_cache_queries_tokens, 4000);
+  EXPECT_EQ(s.prefix_cache_hits_tokens, 2000);
 }
 
 TEST_F(BenchRecorderTest, EngineTimeAServerDoesNotExportIsNotMeasured) {

@@ -45,6 +45,15 @@ TEST(MetricsTextTest, SnapshotReadsTheRecomputedTokens) {
   EXPECT_FALSE(ReadServerSnapshot("vllm:prompt_tokens_total 1\n").recomputed_tokens.has_value());
 }
 
+TEST(MetricsTextTest, SnapshotReadsThePrefixCacheCountersInTokens) {
+  const ServerSnapshot s = ReadServerSnapshot(
+      "vllm:prefix_cache_queries_total{engine=\"0\",model_name=\"m\"} 1588299\n"
+      "vllm:prefix_cache_hits_total{engine=\"0\",model_name=\"m\"} 25344\n");
+  EXPECT_EQ(s.prefix_cache_queries, 1588299);
+  EXPECT_EQ(s.prefix_cache_hits, 25344);
+  EXPECT_FALSE(ReadServerSnapshot("vllm:prompt_tokens_total 1\n").prefix_cache_hits.has_value());
+}
+
 TEST(MetricsTextTest, SnapshotReadsTheEngineTimeCounters) {
   const ServerSnapshot s = ReadServerSnapshot(
       "# TYPE spillway_engine_busy_seconds_total counter\n"
