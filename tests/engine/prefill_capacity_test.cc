@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/sanitizer.h"
 #include "engine_driver.h"
 
 namespace spillway {
@@ -29,6 +30,9 @@ void LoadThenIdle(EngineDriver* d) {
 // the full batch's rate it needed 19.8 s, and with a 20 s request deadline it was refused with
 // 400 max_tokens_exceeds_deadline ("at most 0 fit"): no retry helps, for a servable request.
 TEST(PrefillCapacityTest, ALongPromptAfterLoadIsServedNotRefusedForGood) {
+  if (testing_util::kUnderAddressSanitizer) {
+    GTEST_SKIP() << testing_util::kReleaseSuiteOnly;
+  }
   config::EngineSettings s;
   s.profile = "h100-llama3-8b";
   s.max_model_len = 131072;

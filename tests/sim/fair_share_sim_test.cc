@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/sanitizer.h"
 #include "sim_fixture.h"
 
 namespace spillway {
@@ -26,6 +27,9 @@ double LowestShareRatio(const RunSummary& s) {
 class FairShareSimTest : public testing::TestWithParam<AdmissionPolicy> {};
 
 TEST_P(FairShareSimTest, EveryClassKeepsHalfItsOfferedShareAtAMeasuredCost) {
+  if (GetParam() == AdmissionPolicy::kForecast && testing_util::kUnderAddressSanitizer) {
+    GTEST_SKIP() << testing_util::kReleaseSuiteOnly;
+  }
   const Scenario sc = LoadScenario(RepoPath("scenarios/seed-burst-eos-varied.yaml"));
   ASSERT_EQ(sc.classes.size(), 3U);
   RunOverrides fair;
@@ -74,6 +78,9 @@ slo: {ttft_s: 1.0, tpot_s: 0.035}
 // --fair-share-min-ratio` live), with the engines' off: one engine behind the gateway at three
 // times its capacity (the fleet burst on one replica), where documents are all but shut out.
 TEST_P(FairShareSimTest, TheGatewaysBoundHoldsForItsPool) {
+  if (GetParam() == AdmissionPolicy::kForecast && testing_util::kUnderAddressSanitizer) {
+    GTEST_SKIP() << testing_util::kReleaseSuiteOnly;
+  }
   const Scenario sc = LoadScenario(RepoPath("scenarios/fleet/seed-burst-x3.yaml"));
   SimOptions opt;
   opt.replicas = 1;

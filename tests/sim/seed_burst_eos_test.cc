@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/sanitizer.h"
 #include "sim_fixture.h"
 
 namespace spillway {
@@ -38,6 +39,9 @@ TEST(SeedBurstEosTest, PredictiveLearnsTheLengthsAndServesTheBurstAsWithExactOne
 }
 
 TEST(SeedBurstEosTest, TheEnginesForwardPredictionOfTtftIsWithinAHundredMilliseconds) {
+  if (testing_util::kUnderAddressSanitizer) {
+    GTEST_SKIP() << testing_util::kReleaseSuiteOnly;
+  }
   // The goal row of issue 14: p95 absolute error of the TTFT prediction for admitted requests
   // under 100 ms in the simulator (measured 0.6 ms exact, 1.7 ms with the hidden lengths;
   // admission's W_est + t_prefill was off by 319 ms at p95 on both).

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/sanitizer.h"
 #include "sim/capacity.h"
 #include "sim_fixture.h"
 
@@ -38,6 +39,9 @@ TEST_F(SeedBurstTest, SustainableRateIsTheReferenceTenRequestsPerSecond) {
 }
 
 TEST_F(SeedBurstTest, UnboundedGoodputCollapsesDuringTheBurst) {
+  if (testing_util::kUnderAddressSanitizer) {
+    GTEST_SKIP() << testing_util::kReleaseSuiteOnly;
+  }
   const RunSummary s = RunSim(*scenario_, AdmissionPolicy::kUnbounded);
   ASSERT_EQ(s.phases.size(), 3u);
   EXPECT_LT(s.phases[kBurstPhase].goodput_rps, 0.2 * mu_rps_);
@@ -45,6 +49,9 @@ TEST_F(SeedBurstTest, UnboundedGoodputCollapsesDuringTheBurst) {
 }
 
 TEST_F(SeedBurstTest, UnboundedWithoutCancellationWastesMostEngineTime) {
+  if (testing_util::kUnderAddressSanitizer) {
+    GTEST_SKIP() << testing_util::kReleaseSuiteOnly;
+  }
   RunOverrides no_cancel;
   no_cancel.propagate_cancellation = false;
   const RunSummary s = RunSim(*scenario_, AdmissionPolicy::kUnbounded, no_cancel);
@@ -67,6 +74,9 @@ TEST_F(SeedBurstTest, PredictiveWastesLittleEvenWithoutCancellation) {
 }
 
 TEST_F(SeedBurstTest, TailDropWithThirtyTwoQueuedBreachesTheTtftSlo) {
+  if (testing_util::kUnderAddressSanitizer) {
+    GTEST_SKIP() << testing_util::kReleaseSuiteOnly;
+  }
   const RunSummary s = RunSim(*scenario_, AdmissionPolicy::kTailDrop);
   EXPECT_GT(s.ttft_s.p95, 1.0);  // §2.1: a bounded FIFO does not guarantee TTFT
   EXPECT_GT(s.rejected_by_reason.at("queue_full"), 0);
@@ -88,6 +98,9 @@ TEST_F(SeedBurstTest, PrefillEstimateMatchesWhatTheEngineMeasured) {
 }
 
 TEST_F(SeedBurstTest, PredictiveBeatsBothBaselinesOnGoodput) {
+  if (testing_util::kUnderAddressSanitizer) {
+    GTEST_SKIP() << testing_util::kReleaseSuiteOnly;
+  }
   const double predictive = RunSim(*scenario_, AdmissionPolicy::kPredictive).goodput_rps;
   EXPECT_GT(predictive, 1.5 * RunSim(*scenario_, AdmissionPolicy::kUnbounded).goodput_rps);
   EXPECT_GT(predictive, 1.5 * RunSim(*scenario_, AdmissionPolicy::kTailDrop).goodput_rps);
