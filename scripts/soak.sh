@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The soak (make soak; docs/soak.md): scenarios/soak.yaml, ten times the engine's capacity for
 # ten minutes, replayed by `spillway bench` against `spillway serve` (the EMULATED engine,
-# policy predictive, as docs/soak.md was measured), while the server's resident memory and
+# policy predictive unless SOAK_POLICY says otherwise), while the server's resident memory and
 # open descriptors are sampled from /proc. Then `spillway soak-check` judges the run: every reply one the overload
 # contract documents (docs/serve.md), memory flat after warm-up, descriptors back where they
 # were, /health still 200, and a clean exit on SIGTERM. Exit status 0 only when all hold.
@@ -12,6 +12,8 @@
 #   SOAK_SAMPLE_S  seconds between samples (default 5; 1 when SOAK_SECONDS < 300)
 #   SOAK_OUT       output directory (default out/soak)
 #   SOAK_RSS_BOUND_MIB  the RSS growth bound, MiB (default 4, see docs/soak.md)
+#   SOAK_POLICY    serve's admission policy (default predictive, as docs/soak.md was first
+#                  measured; forecast is serve's own default)
 #
 # Outputs in $SOAK_OUT: rss.csv (t_s,rss_bytes,open_fds; t from the load's start, the last row
 # taken after the run), rss.svg (+ rss.gp), summary.json, records.jsonl and timeseries.jsonl
@@ -41,6 +43,14 @@ if ! positive_number "$rss_bound_mib"; then
   echo "soak: SOAK_RSS_BOUND_MIB must be a number of MiB > 0, got '$rss_bound_mib'" >&2
   exit 2
 fi
+policy=${SOAK_POLICY:-predictive}
+case "$policy" in
+  unbounded | tail-drop | predictive | forecast) ;;
+  *)
+    echo "soak: SOAK_POLICY must be unbounded, tail-drop, predictive or forecast, got '$policy'" >&2
+    exit 2
+    ;;
+esac
 if [ ! -x "$bin" ]; then
   echo "soak: $bin is not an executable (build it: make soak, or set SPILLWAY)" >&2
   exit 2
@@ -76,8 +86,8 @@ sample() {
     'BEGIN { printf "%.1f,%s,%s\n", now - t0, rss, fds }'
 }
 
-echo "soak: ${seconds} s of scenarios/soak.yaml (111 req/s, 10x capacity) against spillway serve"
-start_server "$out/serve.log" --policy predictive  # the policy docs/soak.md was measured with
+echo "soak: ${seconds} s of scenarios/soak.yaml (111 req/s, 10x capacity) against spillway serve --policy $policy"
+start_server "$out/serve.log" --policy "$policy"
 echo "soak: server pid $server_pid at $url; samples every ${sample_s} s into $out/rss.csv"
 t0=$EPOCHREALTIME
 echo "t_s,rss_bytes,open_fds" >"$out/rss.csv"

@@ -95,7 +95,7 @@ TEST(SoakScriptTest, RefusesALengthOutsideItsRange) {
 
 TEST(SoakScriptTest, RefusesBadSettingsBeforeStartingTheLoad) {
   for (const char* setting :
-       {"SOAK_SAMPLE_S=0.0", "SOAK_RSS_BOUND_MIB=abc", "SOAK_RSS_BOUND_MIB=0"}) {
+       {"SOAK_SAMPLE_S=0.0", "SOAK_RSS_BOUND_MIB=abc", "SOAK_RSS_BOUND_MIB=0", "SOAK_POLICY=fifo"}) {
     const TempDir dir;
     const CommandResult r =
         RunCommand({std::string(SPILLWAY_SOURCE_DIR) + "/scripts/soak.sh"}, 30,
@@ -103,7 +103,7 @@ TEST(SoakScriptTest, RefusesBadSettingsBeforeStartingTheLoad) {
                     "SOAK_OUT=" + (dir.path() / "soak").string()});
     EXPECT_TRUE(r.exited) << r.description;
     EXPECT_EQ(r.exit_code, 2) << setting << ": " << r.output;
-    EXPECT_NE(r.output.find("must be a number"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("must be"), std::string::npos) << r.output;
   }
 }
 
