@@ -94,8 +94,8 @@ TEST(SoakScriptTest, RefusesALengthOutsideItsRange) {
 }
 
 TEST(SoakScriptTest, RefusesBadSettingsBeforeStartingTheLoad) {
-  for (const char* setting :
-       {"SOAK_SAMPLE_S=0.0", "SOAK_RSS_BOUND_MIB=abc", "SOAK_RSS_BOUND_MIB=0", "SOAK_POLICY=fifo"}) {
+  for (const char* setting : {"SOAK_SAMPLE_S=0.0", "SOAK_RSS_BOUND_MIB=abc", "SOAK_RSS_BOUND_MIB=0",
+                              "SOAK_POLICY=fifo"}) {
     const TempDir dir;
     const CommandResult r =
         RunCommand({std::string(SPILLWAY_SOURCE_DIR) + "/scripts/soak.sh"}, 30,
