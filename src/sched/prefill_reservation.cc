@@ -92,7 +92,7 @@ std::optional<Scheduler::Backfill> Scheduler::Shadow(std::int64_t tokens, std::i
     }
   }
   // At the same step a request's finish comes before the shared blocks it was the last to
-  // hold (without shared blocks, the order of plain step order).
+  // hold (without shared blocks: plain step order, as before).
   std::sort(finishes.begin(), finishes.end(), [](const Finish& a, const Finish& b) {
     return a.step < b.step || (a.step == b.step && a.requests > b.requests);
   });
