@@ -242,8 +242,7 @@ void BlockManager::Release(std::vector<std::int32_t>& table) {
 std::int32_t BlockManager::BlocksFreedByRelease(const std::vector<std::int32_t>& table) const {
   std::int32_t freed = 0;
   for (const std::int32_t block : table) {
-    // A block a counting view made (kNone) is the view's own.
-    freed += block == kNone || ref_count(block) == 1 ? 1 : 0;
+    freed += OnlyOneHolder(block) ? 1 : 0;
   }
   return freed;
 }

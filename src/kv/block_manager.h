@@ -91,8 +91,12 @@ class BlockManager {
   /// becomes free, or evictable when it holds a hash (the last blocks of the table first).
   void Release(std::vector<std::int32_t>& table);
 
-  /// Blocks Release(`table`) would make free now: those no other table references (with
-  /// prefix caching a table shares its prefix's blocks). O(table).
+  /// True when releasing the one table that holds `block` frees it: no other table references
+  /// it (with prefix caching a table shares its prefix's blocks). A block a counting view made
+  /// (id -1) is the view's own.
+  bool OnlyOneHolder(std::int32_t block) const { return block < 0 || ref_count(block) == 1; }
+
+  /// Blocks Release(`table`) would make free now (OnlyOneHolder). O(table).
   std::int32_t BlocksFreedByRelease(const std::vector<std::int32_t>& table) const;
 
   /// Names `block` (referenced, full) by `hash` so later prompts may reuse it. A no-op without

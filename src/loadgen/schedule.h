@@ -2,8 +2,9 @@
 // The open-loop send schedule: the scenario's first attempts at their times, whatever the
 // server does. The driver asks for the next arrival's time, waits for it, and takes every
 // arrival then due; an arrival whose time has already passed (the driver was busy) is taken at
-// once and its lateness recorded, so a slow generator shows up in the numbers instead of
-// silently thinning the load. Pure: the caller supplies `now` (seconds from the run's start).
+// once and its lateness recorded (the dispatcher's lateness; `bench` reports the send lag of
+// each attempt's start, which a burst taken at once has too). Pure: the caller supplies `now`
+// (seconds from the run's start).
 
 #include <cstddef>
 #include <utility>
@@ -36,7 +37,7 @@ class OpenLoopSchedule {
   /// Stops the schedule: nothing more is due (Ctrl-C).
   void Stop() { next_ = arrivals_.size(); }
 
-  /// Lateness of the sends taken so far, seconds (values under 1 us count as 1 us).
+  /// Lateness of the arrivals taken so far, seconds (values under 1 us count as 1 us).
   Percentiles lag() const { return lag_.Summary(); }
 
  private:

@@ -71,15 +71,16 @@ std::optional<Scheduler::Backfill> Scheduler::Shadow(std::int64_t tokens, std::i
   for (const Request* r : running_) {
     const std::int64_t chunk = CapLongPrefill(*r, config_.max_num_batched_tokens);
     const std::int64_t step = StepsToFinish(*r, chunk);
-    std::int64_t own = 0;
-    for (const std::int32_t block : r->blocks) {
-      if (block < 0 || blocks_->ref_count(block) == 1) {
-        ++own;
-        continue;
+    std::int64_t own = static_cast<std::int64_t>(r->blocks.size());
+    if (blocks_->prefix_caching()) {  // without it no block is shared
+      for (const std::int32_t block : r->blocks) {
+        if (!blocks_->OnlyOneHolder(block)) {
+          --own;
+          SharedBlock& b = shared[block];
+          b.step = std::max(b.step, step);
+          ++b.holders;
+        }
       }
-      SharedBlock& b = shared[block];
-      b.step = std::max(b.step, step);
-      ++b.holders;
     }
     // Its own blocks, and those its unfinished prompt will take.
     const std::int64_t to_come = std::max<std::int64_t>(

@@ -269,7 +269,7 @@ class Scheduler {
   };
   /// The Backfill of a blocked prompt with `tokens` to prefill, `num_new` a step, while
   /// `reserved` of the free blocks are spoken for; nullopt when no set of finishes makes room.
-  /// O(running log running).
+  /// O(running log running), plus the running requests' blocks with prefix caching.
   std::optional<Backfill> Shadow(std::int64_t tokens, std::int64_t num_new,
                                  std::int64_t reserved) const;
   /// True when `r` (waiting, `num_new` tokens of its prefill this step) does not delay the
