@@ -158,10 +158,10 @@ void AddOptions(CLI::App* cmd, BenchArgs* a) {
                   "instead of --api-key (repeatable)");
   cmd->add_option("--rate-multiplier", a->rate_multiplier,
                   "Trace replay: send each trace request this many times on average")
-      ->check(kFinitePositive & CLI::Range(0.0, 100.0));
+      ->check(FiniteIn(0.0, 100.0, /*lo_open=*/true));
   cmd->add_option("--time-scale", a->time_scale,
                   "Trace replay: multiply trace timestamps (0.5 = twice as fast)")
-      ->check(kFinitePositive & CLI::Range(0.0, 1e6));
+      ->check(FiniteIn(0.0, 1e6, /*lo_open=*/true));
   cmd->add_option("--duration-limit-s", a->duration_limit_s,
                   "Send only the arrivals of the first S seconds")
       ->check(kFinitePositive);

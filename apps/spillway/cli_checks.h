@@ -2,7 +2,9 @@
 // CLI11 validators shared by the subcommands.
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cmath>
+#include <sstream>
 #include <string>
 
 namespace spillway::app {
@@ -30,6 +32,44 @@ inline const CLI::Validator kFiniteNonNegative(
       }
     },
     "FINITE>=0");
+
+/// A finite number in (lo, hi] when `lo_open`, else in [lo, hi], with one message for every way
+/// a value misses it (CLI's `&` of two validators prints both messages).
+inline CLI::Validator FiniteIn(double lo, double hi, bool lo_open) {
+  std::ostringstream range;
+  range << (lo_open ? "> " : ">= ") << lo << " and <= " << hi;
+  const std::string want = "must be a finite number " + range.str();
+  return CLI::Validator(
+      [lo, hi, lo_open, want](std::string& s) -> std::string {
+        try {
+          std::size_t used = 0;
+          const double v = std::stod(s, &used);
+          const bool above = lo_open ? v > lo : v >= lo;
+          return used == s.size() && std::isfinite(v) && above && v <= hi ? ""
+                                                                          : want + ", got " + s;
+        } catch (const std::exception&) {
+          return want + ", got " + s;
+        }
+      },
+      "FINITE " + range.str());
+}
+
+/// One of the words CLI11 reads as a bool; CLI11's own refusal ("Could not convert") does not
+/// say which words those are.
+inline const CLI::Validator kBoolWord(
+    [](std::string& s) -> std::string {
+      std::string v = s;
+      for (char& c : v) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      }
+      for (const char* word : {"true", "false", "1", "0", "on", "off", "yes", "no"}) {
+        if (v == word) {
+          return "";
+        }
+      }
+      return "must be true or false, got '" + s + "'";
+    },
+    "true|false");
 
 /// A non-empty file name.
 inline const CLI::Validator kNonEmptyPath(

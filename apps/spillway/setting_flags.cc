@@ -1,5 +1,7 @@
 #include "setting_flags.h"
 
+#include "cli_checks.h"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <string>
@@ -36,6 +38,9 @@ void AddSettingFlags(CLI::App* cmd, config::EngineSettings* out,
           option->check([](const std::string& v) {
             return v.empty() ? std::string("needs a value") : std::string();
           });
+          if constexpr (std::is_same_v<T, bool>) {
+            option->check(kBoolWord);
+          }
         },
         spec.member);
   }

@@ -367,7 +367,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       sim->add_option("--scrape-interval-s", args->scrape_interval_s,
                       "The gateway scrapes each replica's metrics this often, seconds (gateway, "
                       "llm-d)")
-          ->check(kFinitePositive & CLI::Range(0.01, 60.0))
+          ->check(FiniteIn(0.01, 60.0, /*lo_open=*/false))
           ->capture_default_str();
   args->staleness_option =
       sim->add_option(
@@ -380,7 +380,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   args->stale_after_option =
       sim->add_option("--stale-after-s", args->stale_after_s,
                       "--router gateway: metrics older than this are stale, seconds")
-          ->check(kFinitePositive & CLI::Range(0.01, 3600.0))
+          ->check(FiniteIn(0.01, 3600.0, /*lo_open=*/false))
           ->capture_default_str();
   sim->add_option("--prefix-aware", args->prefix_aware,
                   "true or false: the gateway routes a prompt where its prefix was sent before "
@@ -392,18 +392,18 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                       "--router gateway: the longest a request waits in the gateway's queue for "
                       "a slot when no replica can start it within the TTFT SLO now, seconds (0: "
                       "refused at once)")
-          ->check(kFiniteNonNegative & CLI::Range(0.0, 3600.0))
+          ->check(FiniteIn(0.0, 3600.0, /*lo_open=*/false))
           ->capture_default_str();
   sim->add_option("--prediction-quantile", args->prediction_quantile,
                   "--router gateway: admit against the TTFT SLO less this quantile of the "
                   "gateway's recent TTFT prediction errors (0: off)")
-      ->check(kFiniteNonNegative & CLI::Range(0.0, 1.0))
+      ->check(FiniteIn(0.0, 1.0, /*lo_open=*/false))
       ->capture_default_str();
   sim->add_option("--gateway-fair-share-min-ratio", args->gateway_fair_share_min_ratio,
                   "--router gateway: fair shedding in each pool at the gateway (as `spillway "
                   "gateway --fair-share-min-ratio`; the engines' own is --fair-share-min-ratio) "
                   "(0: off)")
-      ->check(kFiniteNonNegative & CLI::Range(0.0, 1.0))
+      ->check(FiniteIn(0.0, 1.0, /*lo_open=*/false))
       ->capture_default_str();
   sim->add_flag("--predict-ttft", args->predict_ttft,
                 "Predict each request's TTFT when it is admitted, by running the engine's "
@@ -435,10 +435,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   sim->add_option("--rate-multiplier", args->rate_multiplier,
                   "Trace replay: send each trace request this many times on average (3 = 3x load)")
-      ->check(kFinitePositive & CLI::Range(0.0, 100.0));
+      ->check(FiniteIn(0.0, 100.0, /*lo_open=*/true));
   sim->add_option("--time-scale", args->time_scale,
                   "Trace replay: multiply trace timestamps (0.5 = twice as fast)")
-      ->check(kFinitePositive & CLI::Range(0.0, 1e6));
+      ->check(FiniteIn(0.0, 1e6, /*lo_open=*/true));
   sim->callback([args, exit_code] {
     try {
       *exit_code = RunSim(*args);

@@ -294,6 +294,9 @@ EngineSettings Overlay(EngineSettings base, const EngineSettings& top) {
         },
         spec.member);
   }
+  if (top.profile.has_value()) {
+    base.profile_where = top.profile_where;
+  }
   return base;
 }
 
@@ -338,6 +341,9 @@ void ReadEngineSettings(const Field& f, std::string_view section,
     if (spec.section == section) {
       if (const Field child = f[std::string(spec.key)]; child.present()) {
         ReadOne(child, spec, out);
+        if (spec.key == "profile") {
+          out->profile_where = child.Where();
+        }
       }
     }
   }

@@ -23,6 +23,9 @@ class Field;
 struct EngineSettings {
   // engine:
   std::optional<std::string> profile;
+  /// Where `profile` was read ("file:line: engine.profile: "), for the error when no profile
+  /// of that name exists; empty when it came from a flag or the defaults. Not a setting.
+  std::string profile_where;
   std::optional<std::int64_t> max_num_seqs;
   std::optional<std::int64_t> max_num_batched_tokens;
   std::optional<bool> slo_budgets;

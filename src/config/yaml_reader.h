@@ -64,10 +64,11 @@ class Field {
   /// The same without ", got VALUE", for a message that names the value itself.
   [[noreturn]] void FailSaying(const std::string& message) const;
 
- private:
-  /// "file:line: path: " of an error.
+  /// "file:line: path: ", the start of an error about this field found later (when a value
+  /// is checked against something the file does not hold, such as a profile directory).
   std::string Where() const;
 
+ private:
   YAML::Node node_;
   std::string file_;
   std::string path_;

@@ -91,7 +91,9 @@ EngineConfig ResolveEngine(const config::EngineSettings& given, const std::strin
   try {
     e.profile = LoadProfileByName(*s.profile, profile_dir);
   } catch (const config::ConfigError& error) {
-    throw config::ConfigError(Prefix(origin) + "engine.profile: " + error.what());
+    const std::string where =
+        s.profile_where.empty() ? Prefix(origin) + "engine.profile: " : s.profile_where;
+    throw config::ConfigError(where + error.what());
   }
   const CostModel cost(e.profile);
   e.max_model_len = static_cast<std::int32_t>(s.max_model_len.value_or(e.profile.max_model_len));

@@ -161,6 +161,16 @@ int Server::Run() {
       m.config.host, m.http->port(), m.config.model, p.name, policy,
       m.engine_config.scheduler.max_num_seqs, m.engine_config.scheduler.max_num_batched_tokens,
       m.engine_config.num_gpu_blocks, long_prefill.empty() ? std::string() : ", " + long_prefill);
+  // vLLM refuses to start when one sequence of max_model_len cannot fit in the KV cache; a small
+  // pool is useful here (KV pressure in tests), so serve starts and says what will be refused.
+  if (const std::int64_t kv_tokens = std::int64_t{m.engine_config.num_gpu_blocks} * p.block_size;
+      kv_tokens < m.engine_config.max_model_len) {
+    std::cerr << fmt::format(
+        "spillway serve: warning: the KV cache holds {} tokens ({} blocks of {}), less than "
+        "max_model_len {}: a request whose prompt and max_tokens need more is refused with 400 "
+        "(lower --max-model-len to match, as vLLM requires)\n",
+        kv_tokens, m.engine_config.num_gpu_blocks, p.block_size, m.engine_config.max_model_len);
+  }
   if (m.on_listening) {
     m.on_listening(m.http->port());
   }

@@ -1,7 +1,9 @@
 // `spillway sim` end to end: --records writes one JSON line per attempt of every run of a
 // --compare, labelled by run and counted as the summary counts; bad flags (an empty or
 // unknown policy, a policy twice, an empty number, --records with --measure-capacity) exit 2
-// and write nothing; outputs follow symlinks, refuse directories and each other.
+// and write nothing; an out-of-range number or a word that is not a bool gets one message
+// saying what is wanted; an unknown profile in a scenario names its line; outputs follow
+// symlinks, refuse directories and each other.
 
 #include <gtest/gtest.h>
 
@@ -89,6 +91,52 @@ TEST(SimCommandTest, BadFlagsExitTwoNamingTheFlagAndWriteNothing) {
                                                          << r.output;
     EXPECT_FALSE(fs::exists(records)) << given;
   }
+}
+
+TEST(SimCommandTest, AnOutOfRangeNumberOrABoolWordGetsOneMessageSayingWhatIsWanted) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--rate-multiplier", "-1"},
+       "--rate-multiplier: must be a finite number > 0 and <= 100, got -1\n"},
+      {{"--time-scale", "1x"}, "--time-scale: must be a finite number > 0 and <= 1e+06, got 1x\n"},
+      {{"--prediction-quantile", "1.5"},
+       "--prediction-quantile: must be a finite number >= 0 and <= 1, got 1.5\n"},
+      {{"--enable-prefix-caching", "maybe"},
+       "--enable-prefix-caching: must be true or false, got 'maybe'\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CommandResult r = SimCommand(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << "\n" << r.output;
+    EXPECT_EQ(r.output.rfind(message, 0), 0U) << args[0] << ": one message, first\n" << r.output;
+  }
+  // The lower bound of a closed range is allowed; CLI11's own bool words still read.
+  EXPECT_EQ(SimCommand({"--scrape-interval-s", "0.01", "--enable-prefix-caching", "On"}).exit_code,
+            0);
+}
+
+TEST(SimCommandTest, AnUnknownProfileInTheScenarioNamesItsLine) {
+  testing_util::TempDir dir;
+  const std::string scenario = (dir.path() / "s.yaml").string();
+  std::ifstream in(std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/seed-burst.yaml");
+  std::ofstream out(scenario);
+  int profile_line = 0;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.rfind("  profile:", 0) == 0) {
+      line = "  profile: no-such-profile";
+      profile_line = n;
+    }
+    out << line << "\n";
+  }
+  out.close();
+  ASSERT_GT(profile_line, 0) << "seed-burst.yaml names its profile";
+  const CommandResult r =
+      RunCommand({SPILLWAY_BINARY, "sim", "--scenario", scenario}, /*timeout_s=*/60);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(scenario + ":" + std::to_string(profile_line) +
+                          ": engine.profile: profile 'no-such-profile' not found"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(SimCommandTest, OutputsFollowSymlinksAndRefuseDirectoriesAndEachOther) {
