@@ -117,6 +117,30 @@ inline LiveRun BenchAt(std::uint16_t port, const Scenario& sc, const std::string
   return run;
 }
 
+/// Admitted requests whose promise was broken (issue 14's goal: at most 1% of the admitted):
+/// dropped at the queue head, abandoned by their client, or completed outside an SLO.
+inline std::int64_t BrokenPromises(const RunSummary& s) {
+  return s.dropped_at_queue_head + s.abandoned_after_admission + (s.completed - s.good);
+}
+
+/// The 99th percentile of the seconds between sending a refused attempt and its refusal, at
+/// the client (`e2e_s` of the records whose outcome is `rejected`); 0 when none was refused.
+inline double RefusalP99(const LiveRun& run) {
+  std::vector<double> seconds;
+  for (const json::object& r : run.records) {
+    if (r.at("outcome").as_string() == "rejected" && r.at("e2e_s").is_number()) {
+      seconds.push_back(r.at("e2e_s").to_number<double>());
+    }
+  }
+  if (seconds.empty()) {
+    return 0;
+  }
+  std::sort(seconds.begin(), seconds.end());
+  const double p99 = seconds[std::min(seconds.size() - 1, seconds.size() * 99 / 100)];
+  ::testing::Test::RecordProperty("refusal_p99_s", std::to_string(p99));
+  return p99;
+}
+
 /// A priority-skew run's two classes (the test fails when either is missing).
 struct SkewClasses {
   const ClassSummary* interactive = nullptr;

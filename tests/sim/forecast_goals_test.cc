@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "common/sanitizer.h"
@@ -30,6 +31,11 @@ struct GoalRow {
   /// Skipped under ASan (common/sanitizer.h): the rows of 15 to 35 s there.
   bool release_only = false;
 };
+
+// The row's scenario in ctest's output (not its bytes).
+void PrintTo(const GoalRow& row, std::ostream* os) {
+  *os << row.scenario << (row.time_scale > 0 ? " at 1/time_scale" : "");
+}
 
 // Admitted requests whose promise was broken: dropped at the queue head, abandoned by their
 // client, or completed outside an SLO (here: TTFT; failures at the request deadline are
