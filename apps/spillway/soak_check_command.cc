@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "output_file.h"
 #include "report/soak_check.h"
+#include "report/summary_reader.h"
 
 namespace spillway::app {
 namespace {
@@ -25,6 +26,8 @@ struct SoakCheckArgs {
   std::string samples;
   std::string metrics;
   std::string gnuplot_out;
+  std::string summary;
+  double max_broken_share = -1;  ///< < 0: not given (report only)
   std::string csv_name = "rss.csv";
   std::string svg_name = "rss.svg";
   SoakBounds bounds;
@@ -73,7 +76,22 @@ int RunSoakCheck(SoakCheckArgs& a) {
     *out << RssChartScript(a.csv_name, a.svg_name, memory, a.bounds);
     gnuplot->Commit();
   }
-  const SoakVerdict verdict = Judge(std::move(replies), memory, a.server, figures, a.bounds);
+  SoakVerdict verdict = Judge(std::move(replies), memory, a.server, figures, a.bounds);
+  if (!a.summary.empty()) {
+    std::vector<RunSummary> runs;
+    try {
+      runs = ParseRunSummaries(ReadFileOrThrow(a.summary, "--summary"), a.summary);
+    } catch (const RunJsonError& e) {
+      throw std::invalid_argument(e.what());
+    }
+    if (runs.size() != 1) {
+      throw std::invalid_argument(a.summary + ": one run expected (bench --json), got " +
+                                  std::to_string(runs.size()));
+    }
+    const std::optional<double> bound =
+        a.max_broken_share >= 0 ? std::optional<double>(a.max_broken_share) : std::nullopt;
+    AddPromises(PromisesOf(runs.front(), bound), &verdict);
+  }
   std::cout << FormatSoakReport(verdict, a.bounds);
   return verdict.passed() ? 0 : 1;
 }
@@ -112,6 +130,16 @@ void AddSoakCheckCommand(CLI::App& app, int* exit_code) {
                   "Open descriptors after the run may exceed those before by this many")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
+  CLI::Option* summary =
+      cmd->add_option("--summary", a->summary,
+                      "bench's --json run summary: report the admitted requests whose promise "
+                      "broke (dropped at the queue head, abandoned, completed outside an SLO)")
+          ->check(CLI::ExistingFile);
+  cmd->add_option("--max-broken-share", a->max_broken_share,
+                  "Fail when more than this share of the admitted broke their promise (0.01: "
+                  "issue 14's goal under the forecast policy)")
+      ->check(FiniteIn(0.0, 1.0, /*lo_open=*/false))
+      ->needs(summary);
   cmd->add_option("--gnuplot", a->gnuplot_out,
                   "Write a gnuplot script here that draws the samples (run it in their directory)")
       ->check(kNonEmptyPath);

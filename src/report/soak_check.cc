@@ -16,6 +16,7 @@
 
 #include "metrics/metrics_text.h"
 #include "report/gnuplot_charts.h"
+#include "report/run_summary.h"
 
 namespace spillway {
 namespace {
@@ -63,6 +64,13 @@ double ParseField(int line, std::string_view field, std::string_view name) {
 }
 
 std::string MiB(double bytes) { return fmt::format("{:.1f} MiB", bytes / kMiB); }
+
+// "5 (0.31%)": a count and its share of the admitted.
+std::string OfAdmitted(std::int64_t n, std::int64_t admitted) {
+  return admitted > 0 ? fmt::format("{} ({:.2f}%)", n,
+                                    100.0 * static_cast<double>(n) / static_cast<double>(admitted))
+                      : std::to_string(n);
+}
 
 }  // namespace
 
@@ -245,6 +253,27 @@ SoakVerdict Judge(std::vector<ReplyCount> replies, const MemoryVerdict& memory,
   return v;
 }
 
+PromiseFigures PromisesOf(const RunSummary& summary, std::optional<double> max_share) {
+  PromiseFigures p;
+  p.admitted = summary.admitted;
+  p.dropped_at_queue_head = summary.dropped_at_queue_head;
+  p.abandoned = summary.abandoned_after_admission;
+  p.late = std::max<std::int64_t>(0, summary.completed - summary.good);
+  p.max_share = max_share;
+  return p;
+}
+
+void AddPromises(const PromiseFigures& promises, SoakVerdict* verdict) {
+  verdict->promises = promises;
+  const std::int64_t broken = promises.broken();
+  if (promises.max_share.has_value() && promises.admitted > 0 &&
+      static_cast<double>(broken) > *promises.max_share * static_cast<double>(promises.admitted)) {
+    verdict->failures.push_back(fmt::format("{} of {} admitted broke their promise (bound {:g}%)",
+                                            OfAdmitted(broken, promises.admitted),
+                                            promises.admitted, 100 * *promises.max_share));
+  }
+}
+
 std::string FormatSoakReport(const SoakVerdict& v, const SoakBounds& bounds) {
   std::string out = fmt::format("replies ({} attempts):\n", v.attempts);
   out += fmt::format("  {:>8}  {:>6}  {:<16} {}\n", "count", "status", "outcome", "reason");
@@ -274,6 +303,14 @@ std::string FormatSoakReport(const SoakVerdict& v, const SoakBounds& bounds) {
   }
   out += fmt::format("server: /health {} after the run, exit status {} after SIGTERM\n",
                      v.server.health_status, v.server.exit_code);
+  if (const std::optional<PromiseFigures>& p = v.promises; p.has_value()) {
+    out += fmt::format(
+        "admitted {}: broken {} = {} dropped at the queue head + {} abandoned + {} completed "
+        "outside an SLO{}\n",
+        p->admitted, OfAdmitted(p->broken(), p->admitted), p->dropped_at_queue_head, p->abandoned,
+        p->late,
+        p->max_share.has_value() ? fmt::format(" (bound {:g}%)", 100 * *p->max_share) : "");
+  }
   if (v.passed()) {
     out += fmt::format(
         "soak: PASS ({} attempts over {:g} s, every reply documented; RSS {:+.2f} MiB after "

@@ -10,7 +10,10 @@
 //   3. no descriptor leak: open descriptors once the run is over are back within a slack of
 //      those before it;
 //   4. the server survived: /health answered 200 after the run, and SIGTERM then ended it with
-//      exit status 0.
+//      exit status 0;
+//   5. when asked (AddPromises), admission kept its promise: at most a share of the admitted
+//      requests dropped at the queue head, abandoned or completed outside an SLO (issue 14's
+//      goal: 1% under the forecast policy), from bench's run summary.
 //
 // Pure: text in, verdict and text out; the command (`spillway soak-check`) reads the files.
 
@@ -23,6 +26,8 @@
 #include "core/types.h"
 
 namespace spillway {
+
+struct RunSummary;
 
 /// True when an attempt's end, as a --records line gives it (`status`, 0 for no response head;
 /// `outcome` as AttemptOutcome's ToString; `reason`), is one docs/serve.md documents:
@@ -117,6 +122,20 @@ struct ProcessFigures {
 /// Reads the process_* samples of a Prometheus exposition (absent ones stay nullopt).
 ProcessFigures ReadProcessFigures(std::string_view exposition);
 
+/// Admission's promise over a run: of the admitted requests, those whose promise was broken.
+struct PromiseFigures {
+  std::int64_t admitted = 0;
+  std::int64_t dropped_at_queue_head = 0;
+  std::int64_t abandoned = 0;  ///< by their client, after admission
+  std::int64_t late = 0;       ///< completed outside an SLO (completed - good)
+  /// The bound on broken / admitted, a share in [0, 1]; none: the figures are reported only.
+  std::optional<double> max_share;
+  std::int64_t broken() const { return dropped_at_queue_head + abandoned + late; }
+};
+
+/// The figures of `summary` (bench's --json run summary of the soak) with the bound.
+PromiseFigures PromisesOf(const RunSummary& summary, std::optional<double> max_share);
+
 struct SoakVerdict {
   std::vector<ReplyCount> replies;
   std::int64_t attempts = 0;
@@ -124,13 +143,18 @@ struct SoakVerdict {
   MemoryVerdict memory;
   ServerEnd server;
   ProcessFigures figures;
-  std::vector<std::string> failures;  ///< one line per failed check; empty: the soak passed
+  std::optional<PromiseFigures> promises;  ///< set by AddPromises
+  std::vector<std::string> failures;       ///< one line per failed check; empty: the soak passed
   bool passed() const { return failures.empty(); }
 };
 
 /// Combines the parts into the verdict (fills `failures`).
 SoakVerdict Judge(std::vector<ReplyCount> replies, const MemoryVerdict& memory,
                   const ServerEnd& server, const ProcessFigures& figures, const SoakBounds& bounds);
+
+/// Adds the promise check to `verdict`: a failure when a bound is set and more than that share
+/// of the admitted broke (none admitted: nothing broke).
+void AddPromises(const PromiseFigures& promises, SoakVerdict* verdict);
 
 /// The human-readable report: replies by status, outcome and reason; RSS and descriptors; the
 /// server's end; then the verdict line "soak: PASS ..." or "soak: FAIL: ...".

@@ -65,15 +65,7 @@ TEST_P(LiveForecastGoalsTest, AtMostOnePercentOfTheAdmittedMissAndRefusalsAreAtT
   const RunSummary& s = run.result.summary;
   EXPECT_EQ(run.result.transport_errors, 0);
   ASSERT_GT(s.admitted, 0);
-  // The goal: 1% of the admitted, at full length. A short run is harder: its burst starts
-  // after a quarter of the warm-up, when admission has learned few output lengths and the
-  // forecast's margin few errors (seed_burst_eos short, alone on the idle machine: 5 and 8 of
-  // about 408, three beside each other: 6), so 3% there.
-  const std::int64_t broken = BrokenPromises(s);
-  RecordProperty("broken_promises", std::to_string(broken));
-  EXPECT_LE(broken, s.admitted * (full_length ? 1 : 3) / 100)
-      << s.dropped_at_queue_head << " dropped at the head, " << s.abandoned_after_admission
-      << " abandoned, " << s.completed - s.good << " completed outside an SLO, of " << s.admitted;
+  ExpectPromisesKept(s);
   // Failures at the request deadline are the hidden lengths' (a 256-token cap lets a request
   // run past 4.5 s), counted apart as in the simulator's test: 0 in every full-length run.
   RecordProperty("failed", std::to_string(s.failed));
@@ -86,8 +78,9 @@ TEST_P(LiveForecastGoalsTest, AtMostOnePercentOfTheAdmittedMissAndRefusalsAreAtT
 // Measured at full length on the 2-core development machine, idle, one run each (admitted,
 // broken promises, refusals' p99 at the client, goodput req/s; the predictive policy's in the
 // same session; docs/failure.md): min_goodput_rps is 95% of the forecast's goodput.
+// The prefix starts with "Live": ctest labels the rows `live` (tests/CMakeLists.txt).
 INSTANTIATE_TEST_SUITE_P(
-    IssueFourteen, LiveForecastGoalsTest,
+    LiveIssueFourteen, LiveForecastGoalsTest,
     testing::Values(
         // 1,635, 5 (0.31%), 4.5 ms, 10.87 (predictive: 1,680, 57 (3.4%), 10.82)
         LiveGoalRow{"seed_burst_eos", "forecast", "scenarios/seed-burst-eos.yaml", 0, 0.25, 0,

@@ -2,6 +2,8 @@
 
 #include "report/soak_check.h"
 
+#include "report/run_summary.h"
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -205,6 +207,39 @@ TEST(JudgeTest, PassesOnlyWhenEveryCheckHolds) {
   const SoakVerdict leaking = Judge(good, leak, {200, 0}, {}, b);
   ASSERT_EQ(leaking.failures.size(), 1u);
   EXPECT_EQ(leaking.failures[0], "RSS grew by 485.0 MiB after warm-up (bound 4.0 MiB)");
+}
+
+TEST(PromisesTest, BrokenCountsDroppedAbandonedAndLateAgainstTheBound) {
+  RunSummary s;
+  s.admitted = 1000;
+  s.dropped_at_queue_head = 4;
+  s.abandoned_after_admission = 3;
+  s.completed = 990;
+  s.good = 987;
+  const PromiseFigures p = PromisesOf(s, 0.01);
+  EXPECT_EQ(p.broken(), 10);
+  SoakBounds b;
+  const std::vector<ReplyCount> replies = {{200, "completed", "", 990, true}};
+  const MemoryVerdict flat = CheckMemory(Samples(30 * kMiB, 0), b);
+  SoakVerdict at_bound = Judge(replies, flat, {200, 0}, {}, b);
+  AddPromises(p, &at_bound);  // 10 of 1,000 is 1%: within
+  EXPECT_TRUE(at_bound.passed());
+  EXPECT_NE(FormatSoakReport(at_bound, b)
+                .find("admitted 1000: broken 10 (1.00%) = 4 dropped at the queue head + 3 "
+                      "abandoned + 3 completed outside an SLO (bound 1%)"),
+            std::string::npos)
+      << FormatSoakReport(at_bound, b);
+
+  s.good = 986;  // one more late: 11 of 1,000
+  SoakVerdict over = Judge(replies, flat, {200, 0}, {}, b);
+  AddPromises(PromisesOf(s, 0.01), &over);
+  ASSERT_EQ(over.failures.size(), 1u);
+  EXPECT_EQ(over.failures[0], "11 (1.10%) of 1000 admitted broke their promise (bound 1%)");
+
+  SoakVerdict reported = Judge(replies, flat, {200, 0}, {}, b);
+  AddPromises(PromisesOf(s, std::nullopt), &reported);  // no bound: reported only
+  EXPECT_TRUE(reported.passed());
+  EXPECT_NE(FormatSoakReport(reported, b).find("broken 11 (1.10%)"), std::string::npos);
 }
 
 TEST(ProcessFiguresTest, ReadsTheProcessFamilies) {

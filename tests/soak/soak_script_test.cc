@@ -107,6 +107,49 @@ TEST(SoakScriptTest, RefusesBadSettingsBeforeStartingTheLoad) {
   }
 }
 
+TEST(SoakCheckCommandTest, TheSummaryBoundsTheShareOfTheAdmittedWhosePromiseBroke) {
+  // A cold burst of 100 in the simulator: predictive drops 11 of its 38 admitted at the queue
+  // head, forecast none of its 27 (tests/sim/forecast_goals_test.cc).
+  const TempDir dir;
+  const std::string records =
+      dir.Write("records.jsonl", R"({"status":200,"outcome":"completed","reason":""})"
+                                 "\n");
+  // A flat second: samples in its warm-up window [0.2, 0.4) s and its end window [0.8, 1] s.
+  const std::string samples = dir.Write(
+      "rss.csv", "t_s,rss_bytes,open_fds\n0,1000000,10\n0.3,1000000,10\n0.9,1000000,10\n");
+  for (const std::string policy : {"predictive", "forecast"}) {
+    const std::string summary = (dir.path() / (policy + ".json")).string();
+    const CommandResult sim =
+        RunCommand({SPILLWAY_BINARY, "sim", "--scenario",
+                    std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/cold-burst-100.yaml", "--policy",
+                    policy, "--json", summary},
+                   60);
+    ASSERT_EQ(sim.exit_code, 0) << sim.output;
+    const CommandResult r =
+        RunCommand({SPILLWAY_BINARY, "soak-check", "--records", records, "--samples", samples,
+                    "--duration-s", "1", "--health-status", "200", "--server-exit-code", "0",
+                    "--summary", summary, "--max-broken-share", "0.01"},
+                   30);
+    EXPECT_EQ(r.exit_code, policy == "forecast" ? 0 : 1) << r.output;
+    EXPECT_NE(r.output.find(policy == "forecast" ? "admitted 27: broken 0 (0.00%) ="
+                                                 : "11 (28.95%) of 38 admitted broke"),
+              std::string::npos)
+        << r.output;
+  }
+  // The bound needs the summary; a summary that is not a run is a usage error.
+  const CommandResult alone = RunCommand(
+      {SPILLWAY_BINARY, "soak-check", "--records", records, "--samples", samples, "--duration-s",
+       "1", "--health-status", "200", "--server-exit-code", "0", "--max-broken-share", "0.01"},
+      30);
+  EXPECT_EQ(alone.exit_code, 2) << alone.output;
+  const CommandResult not_a_run = RunCommand(
+      {SPILLWAY_BINARY, "soak-check", "--records", records, "--samples", samples, "--duration-s",
+       "1", "--health-status", "200", "--server-exit-code", "0", "--summary", samples},
+      30);
+  EXPECT_EQ(not_a_run.exit_code, 2) << not_a_run.output;
+  EXPECT_NE(not_a_run.output.find("rss.csv"), std::string::npos) << not_a_run.output;
+}
+
 TEST(SoakCheckCommandTest, AnUnwritableGnuplotPathIsAUsageErrorNamingThePath) {
   const TempDir dir;
   const std::string records =
