@@ -67,16 +67,7 @@ int RunSoakCheck(SoakCheckArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(a.samples + ": " + e.what());
   }
-  ProcessFigures figures;
-  if (!a.metrics.empty()) {
-    figures = ReadProcessFigures(ReadFileOrThrow(a.metrics, "--metrics"));
-  }
-  const MemoryVerdict memory = CheckMemory(samples, a.bounds);
-  if (std::ofstream* out = gnuplot->stream()) {
-    *out << RssChartScript(a.csv_name, a.svg_name, memory, a.bounds);
-    gnuplot->Commit();
-  }
-  SoakVerdict verdict = Judge(std::move(replies), memory, a.server, figures, a.bounds);
+  std::optional<PromiseFigures> promises;  // read before anything is written
   if (!a.summary.empty()) {
     std::vector<RunSummary> runs;
     try {
@@ -90,7 +81,20 @@ int RunSoakCheck(SoakCheckArgs& a) {
     }
     const std::optional<double> bound =
         a.max_broken_share >= 0 ? std::optional<double>(a.max_broken_share) : std::nullopt;
-    AddPromises(PromisesOf(runs.front(), bound), &verdict);
+    promises = PromisesOf(runs.front(), bound);
+  }
+  ProcessFigures figures;
+  if (!a.metrics.empty()) {
+    figures = ReadProcessFigures(ReadFileOrThrow(a.metrics, "--metrics"));
+  }
+  const MemoryVerdict memory = CheckMemory(samples, a.bounds);
+  if (std::ofstream* out = gnuplot->stream()) {
+    *out << RssChartScript(a.csv_name, a.svg_name, memory, a.bounds);
+    gnuplot->Commit();
+  }
+  SoakVerdict verdict = Judge(std::move(replies), memory, a.server, figures, a.bounds);
+  if (promises.has_value()) {
+    AddPromises(*promises, &verdict);
   }
   std::cout << FormatSoakReport(verdict, a.bounds);
   return verdict.passed() ? 0 : 1;

@@ -136,18 +136,22 @@ TEST(SoakCheckCommandTest, TheSummaryBoundsTheShareOfTheAdmittedWhosePromiseBrok
               std::string::npos)
         << r.output;
   }
-  // The bound needs the summary; a summary that is not a run is a usage error.
+  // The bound needs the summary; a summary that is not a run is a usage error, found before
+  // anything is written.
   const CommandResult alone = RunCommand(
       {SPILLWAY_BINARY, "soak-check", "--records", records, "--samples", samples, "--duration-s",
        "1", "--health-status", "200", "--server-exit-code", "0", "--max-broken-share", "0.01"},
       30);
   EXPECT_EQ(alone.exit_code, 2) << alone.output;
-  const CommandResult not_a_run = RunCommand(
-      {SPILLWAY_BINARY, "soak-check", "--records", records, "--samples", samples, "--duration-s",
-       "1", "--health-status", "200", "--server-exit-code", "0", "--summary", samples},
-      30);
+  const std::string gnuplot = (dir.path() / "rss.gp").string();
+  const CommandResult not_a_run =
+      RunCommand({SPILLWAY_BINARY, "soak-check", "--records", records, "--samples", samples,
+                  "--duration-s", "1", "--health-status", "200", "--server-exit-code", "0",
+                  "--summary", samples, "--gnuplot", gnuplot},
+                 30);
   EXPECT_EQ(not_a_run.exit_code, 2) << not_a_run.output;
   EXPECT_NE(not_a_run.output.find("rss.csv"), std::string::npos) << not_a_run.output;
+  EXPECT_FALSE(fs::exists(gnuplot)) << "nothing written on bad input";
 }
 
 TEST(SoakCheckCommandTest, AnUnwritableGnuplotPathIsAUsageErrorNamingThePath) {
