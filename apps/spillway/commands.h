@@ -35,6 +35,11 @@ void AddBenchCommand(CLI::App& app, int* exit_code);
 /// (or the gnuplot script could not be written); 2 bad input (a file missing or malformed).
 void AddSoakCheckCommand(CLI::App& app, int* exit_code);
 
+/// Registers `spillway policy` and its subcommands (docs/policy.md). `policy check` exits 0
+/// when the policy has no error (warnings allowed), 1 when it has one (or does not read), 2 on a
+/// usage error.
+void AddPolicyCommand(CLI::App& app, int* exit_code);
+
 /// Directory of shipped profiles: $SPILLWAY_PROFILE_DIR, else profiles/ beside the build
 /// directory, else the source tree's profiles/.
 std::string DefaultProfileDir();
