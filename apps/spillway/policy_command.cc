@@ -1,19 +1,34 @@
 // `spillway policy`: the one-page Overload and Failure Policy as a file (docs/policy.md).
-// `policy check FILE` reads it and prints every finding (src/policy/policy_check.h).
+// `policy check FILE` reads it and prints every finding (src/policy/policy_check.h);
+// `policy alerts FILE --out RULES.yaml` writes its Prometheus rules (src/policy/alert_rules.h).
 
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "output_file.h"
+#include "policy/alert_rules.h"
 #include "policy/policy_check.h"
 #include "policy/policy_reader.h"
 
 namespace spillway::app {
 namespace {
+
+// The policy at `path`, or nullopt after printing why it does not read (file, line, field).
+std::optional<policy::Policy> ReadOrSay(const std::string& path) {
+  try {
+    return policy::ReadPolicyFile(path);
+  } catch (const config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return std::nullopt;
+  }
+}
 
 struct PolicyCheckArgs {
   std::string file;
@@ -31,13 +46,11 @@ int RunPolicyCheck(const PolicyCheckArgs& a) {
     }
     today = *day;
   }
-  policy::Policy p;
-  try {
-    p = policy::ReadPolicyFile(a.file);
-  } catch (const config::ConfigError& e) {
-    std::cerr << e.what() << "\n";
+  const std::optional<policy::Policy> read = ReadOrSay(a.file);
+  if (!read) {
     return 1;
   }
+  const policy::Policy& p = *read;
   const std::vector<policy::Finding> findings = policy::CheckPolicy(p, today);
   int errors = 0;
   for (const policy::Finding& f : findings) {
@@ -54,6 +67,36 @@ int RunPolicyCheck(const PolicyCheckArgs& a) {
   return errors == 0 ? 0 : 1;
 }
 
+struct PolicyAlertsArgs {
+  std::string file;
+  std::string out;
+};
+
+int RunPolicyAlerts(const PolicyAlertsArgs& a) {
+  std::optional<OutputFile> out;
+  try {
+    out.emplace(a.out, "--out");
+  } catch (const std::runtime_error& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  const std::optional<policy::Policy> read = ReadOrSay(a.file);
+  if (!read) {
+    return 1;
+  }
+  const policy::Policy& p = *read;
+  *out->stream() << policy::AlertRulesYaml(p);
+  try {
+    out->Commit();
+  } catch (const std::runtime_error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << a.out << ": 5 alerts from " << a.file << " (goodput floor "
+            << policy::GoodputAlertThresholdRps(p) << " req/s)\n";
+  return 0;
+}
+
 }  // namespace
 
 void AddPolicyCommand(CLI::App& app, int* exit_code) {
@@ -68,6 +111,14 @@ void AddPolicyCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--today", check->today,
                   "Judge freshness as of this UTC date, YYYY-MM-DD (default: the clock's)");
   cmd->callback([check, exit_code] { *exit_code = RunPolicyCheck(*check); });
+
+  auto alerts = std::make_shared<PolicyAlertsArgs>();
+  CLI::App* rules = policy->add_subcommand(
+      "alerts", "Write Prometheus alerting rules from the policy's observability thresholds");
+  rules->add_option("FILE", alerts->file, "The policy YAML")->required()->check(CLI::ExistingFile);
+  rules->add_option("--out", alerts->out, "The rules file to write (check with promtool)")
+      ->required();
+  rules->callback([alerts, exit_code] { *exit_code = RunPolicyAlerts(*alerts); });
 }
 
 }  // namespace spillway::app

@@ -100,9 +100,9 @@ std::vector<SettingSpec> BuildSpecs() {
              {"unbounded", "tail-drop", "predictive", "forecast"},  // kAdmissionPolicyNames
              "Admission policy"),
       Seconds("admission", "ttft_slo_s", &S::ttft_slo_s, "the scenario's slo.ttft_s, else 1",
-              "TTFT SLO predictive admission keeps, seconds"),
+              "TTFT SLO admission keeps (and serve's goodput counter), seconds"),
       Seconds("admission", "tpot_slo_s", &S::tpot_slo_s, "the scenario's slo.tpot_s, else 0.035",
-              "TPOT SLO the batch budgets keep, seconds"),
+              "TPOT SLO the batch budgets keep (and serve's goodput counter), seconds"),
       Fraction("admission", "kv_headroom", &S::kv_headroom,
                "Refuse new requests above this KV usage (predictive)"),
       Int("admission", "max_num_queued_reqs", &S::max_num_queued_reqs, 0, k2e24,

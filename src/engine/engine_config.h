@@ -26,6 +26,9 @@ struct EngineConfig {
   bool propagate_cancellation = true;
   /// Automatic prefix caching in the KV pool (kv/block_manager.h); vLLM's is on by default.
   bool enable_prefix_caching = false;
+  /// The TPOT SLO, seconds: with admission.ttft_slo_s, what a request completed within its
+  /// SLOs means (the server's goodput counter; the batch budgets when derived).
+  Seconds tpot_slo_s = 0.035;
   /// Set when the batch budgets were derived from the TPOT SLO (else explicit or defaults).
   std::optional<SloBudgets> slo_budgets;
 };

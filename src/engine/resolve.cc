@@ -101,6 +101,7 @@ EngineConfig ResolveEngine(const config::EngineSettings& given, const std::strin
       static_cast<std::int32_t>(s.num_gpu_blocks.value_or(e.profile.num_gpu_blocks()));
   e.propagate_cancellation = *s.propagate_cancellation;
   e.enable_prefix_caching = *s.enable_prefix_caching;
+  e.tpot_slo_s = *s.tpot_slo_s;
   e.scheduler = ResolveScheduler(s, cost, e.max_model_len, origin, &e.slo_budgets);
 
   AdmissionConfig& a = e.admission;

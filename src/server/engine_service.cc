@@ -254,9 +254,16 @@ void EngineService::HandleFinished(Seconds now) {
     }
     if (completed) {
       metrics_.e2e_request_latency_seconds->Observe(now - r.spec.arrival_s);
+      const Seconds tpot = r.num_output_tokens > 1
+                               ? (r.last_token_s - r.first_token_s) / (r.num_output_tokens - 1)
+                               : 0;
       if (r.num_output_tokens > 1) {
-        metrics_.time_per_output_token_seconds->Observe((r.last_token_s - r.first_token_s) /
-                                                        (r.num_output_tokens - 1));
+        metrics_.time_per_output_token_seconds->Observe(tpot);
+      }
+      const EngineConfig& c = engine_.config();
+      if (!engine_.gone(r.spec.id) &&
+          r.first_token_s - r.spec.arrival_s <= c.admission.ttft_slo_s && tpot <= c.tpot_slo_s) {
+        metrics_.goodput_requests_total->Inc();
       }
     }
     if (!engine_.gone(r.spec.id)) {

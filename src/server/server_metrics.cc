@@ -95,6 +95,11 @@ ServerMetrics::ServerMetrics(const std::string& model_name) : model(model_name) 
       &r.AddCounter("spillway_recomputed_prefill_tokens_total",
                     "Tokens whose KV cache preemption discarded, to be prefilled again.")
            .Get();
+  goodput_requests_total =
+      &r.AddCounter("spillway_goodput_requests_total",
+                    "Requests completed within their SLOs: TTFT (from arrival at the server) "
+                    "within the TTFT SLO and TPOT within the TPOT SLO.")
+           .Get();
   draining = &r.AddGauge("spillway_draining", "1 while the server drains after SIGTERM.").Get();
   process = std::make_unique<ProcessMetrics>(r);
 }

@@ -57,6 +57,10 @@ struct ServerMetrics {
   /// Tokens whose KV cache a preemption discarded, counted when it happens: the prefill that
   /// recomputing them costs (vllm:prompt_tokens_total counts that prefill again when it runs).
   metrics::Counter* recomputed_prefill_tokens_total;
+  /// Requests completed within their SLOs as the server measures them (TTFT from arrival at
+  /// the server, TPOT over the generation): the goodput the policy's alert watches
+  /// (`rate(spillway_goodput_requests_total[1m])`, docs/policy.md).
+  metrics::Counter* goodput_requests_total;
   metrics::Gauge* draining;
 
   // The standard process_* families of the Prometheus client libraries (process_metrics.h),
