@@ -414,15 +414,29 @@ AdmissionDecision AdmissionController::DecidePolicy(const AdmissionRequest& requ
     d.decode_est_s = step_s > 0 ? output_lengths_.Quantile(query, q) * step_s : 0.0;
     const Seconds budget_s = kDeadlineMargin * config_.request_deadline_s;
     const Seconds slack_s = budget_s - ttft_est_s;
+    // An idle engine's figures are the current ones when the engine is idle (so the two never
+    // disagree: a live engine's pace and the forecast's margin are in both), else the model's
+    // idle batch at the current pace with a rate measured under load carried to the idle
+    // batch first (PrefillRate), so load never makes a 400 (issue 12, finding 6).
+    const bool idle = stats.num_running == 0 && stats.num_waiting == 0;
+    const auto& table = config_.decode_step_s_by_batch;
+    const Seconds idle_slack_s = idle ? slack_s : budget_s - PrefillEstimate(request.prefill(), {});
+    if (slack_s < 0) {
+      // The first token alone comes after the deadline, whatever the output: 400 when even an
+      // idle engine's prefill of this prompt would (no retry helps), else 429.
+      if (idle_slack_s < 0) {
+        AdmissionDecision never = Reject(OverloadReason::kMaxTokensExceedsDeadline, 1.0, d);
+        never.max_output_tokens = 0;
+        return never;
+      }
+      return Reject(OverloadReason::kDeadlineUnreachable, retry_s, d);
+    }
     const double finish_now =
         step_s > 0 ? output_lengths_.FractionAtMost(query, slack_s / step_s) : 1.0;
     if (finish_now < q) {
       // The same at an idle engine's state, so an idle engine never answers a 429 that no
-      // retry can change; a rate measured under load is carried to the idle batch first
-      // (PrefillRate), so it never makes a 400 (issue 12, finding 6).
-      const auto& table = config_.decode_step_s_by_batch;
-      const Seconds idle_step_s = table.empty() ? step_s : table.front();
-      const Seconds idle_slack_s = budget_s - PrefillEstimate(request.prefill(), {});
+      // retry can change.
+      const Seconds idle_step_s = idle || table.empty() ? step_s : table.front() * stats.step_pace;
       const double finish_idle = output_lengths_.FractionAtMost(query, idle_slack_s / idle_step_s);
       // A clamp is planned at a full batch's step time (the batch fills while it decodes: at
       // the current batch's, clamped requests ran into the deadline), and never above the

@@ -95,9 +95,11 @@ enum class OverloadReason : std::uint8_t {
   kFairShare,   ///< admissible, but its flow is served above its share while another starves
   kNoEndpoint,  ///< the gateway: no endpoint of the pool takes work (routing/router.h)
   /// Never servable as asked (400; no retry helps):
-  kMaxTokensExceedsDeadline,  ///< not even an idle engine finishes max_tokens before the deadline
-  kContextLengthExceeded,     ///< prompt + max_tokens > max_model_len
-  kKvCapacityExceeded,        ///< prompt + max_tokens need more KV blocks than the pool has (last)
+  /// Not even an idle engine finishes max_tokens (max_output_tokens: what fits) or, with
+  /// max_output_tokens 0, the prompt's prefill before the deadline.
+  kMaxTokensExceedsDeadline,
+  kContextLengthExceeded,  ///< prompt + max_tokens > max_model_len
+  kKvCapacityExceeded,     ///< prompt + max_tokens need more KV blocks than the pool has (last)
 };
 std::string_view ToString(OverloadReason reason);
 

@@ -68,8 +68,8 @@ const std::vector<ContractRow>& OverloadContract() {
       {"kv_capacity_exceeded", 400, "invalid_request_error", false,
        "prompt plus max_tokens need more KV blocks than the whole cache has", ""},
       {"max_tokens_exceeds_deadline", 400, "invalid_request_error", false,
-       "predictive: even an idle engine could not generate max_tokens before the request "
-       "deadline",
+       "predictive: even an idle engine could not generate max_tokens (or prefill the prompt, "
+       "param prompt) before the request deadline",
        ""},
   };
   return rows;

@@ -103,6 +103,13 @@ api::ApiError NeverServable(const AdmissionDecision& d, std::int32_t prompt_toke
           engine.profile.block_size, d.max_output_tokens);
       break;
     case OverloadReason::kMaxTokensExceedsDeadline:
+      if (d.max_output_tokens <= 0) {  // no max_tokens would help: the prefill is too long
+        message = fmt::format(
+            "This prompt's prefill alone ({} tokens, about {:.1f} s) would end after the "
+            "server's request deadline of {:g} s even on an idle engine: shorten the prompt.",
+            prompt_tokens, d.prefill_est_s, engine.admission.request_deadline_s);
+        return Error(400, message, "invalid_request_error", code, "prompt");
+      }
       message = fmt::format(
           "max_tokens {} cannot be generated within the server's request deadline of {:g} s "
           "even on an idle engine; at most {} fit.",

@@ -92,5 +92,49 @@ TEST(PrefillCapacityTest, AnIdleEngineAnswersEither400OrAdmits) {
   }
 }
 
+// An idle live engine runs slower than its profile (step_pace > 1): the idle figures use the
+// same pace, so an idle engine still answers 400 or admits, never a 429 no retry changes
+// (found by a new user: on an idle serve, max_tokens 256 got 400 "at most 254 fit" and 254
+// got 429 deadline_unreachable on every retry).
+TEST(PrefillCapacityTest, AnIdleEngineAtALivePaceAnswersEither400OrAdmits) {
+  config::EngineSettings s;
+  s.profile = "seed-a100-7b";
+  const EngineConfig c = enginetest::Resolve(s);
+  AdmissionController admission(c.admission, 0);
+  EngineStats idle = enginetest::EngineDriver(c).engine().stats();
+  for (const double pace : {1.0, 1.05, 1.3}) {
+    idle.step_pace = pace;
+    for (int max_tokens = 100; max_tokens <= 400; ++max_tokens) {
+      AdmissionRequest r{"default", 32, max_tokens, 0};
+      r.ignore_eos = true;
+      const AdmissionDecision d = admission.DecidePolicy(r, idle, 0);
+      EXPECT_NE(d.reason, OverloadReason::kDeadlineUnreachable) << pace << " " << max_tokens;
+      if (d.reason == OverloadReason::kMaxTokensExceedsDeadline) {
+        // What the 400 says fits is admitted.
+        r.max_output_tokens = d.max_output_tokens;
+        EXPECT_TRUE(admission.DecidePolicy(r, idle, 0).admitted())
+            << pace << " " << max_tokens << " -> " << d.max_output_tokens;
+      }
+    }
+  }
+}
+
+// A prompt whose prefill alone ends after the request deadline is refused at the door (400,
+// no max_tokens fits), not admitted to a certain 504 after the deadline's worth of prefill.
+TEST(PrefillCapacityTest, APromptWhosePrefillAlonePassesTheDeadlineGets400) {
+  config::EngineSettings s;
+  s.profile = "h100-llama3.1-8b-128k";
+  s.request_timeout_s = 4.5;
+  EngineDriver d(enginetest::Resolve(s));
+  const RequestId long_prompt = d.Offer(120000, 16);
+  const enginetest::Outcome& o = d.outcome(long_prompt);
+  EXPECT_EQ(o.decision.reason, OverloadReason::kMaxTokensExceedsDeadline);
+  EXPECT_EQ(o.decision.max_output_tokens, 0);
+  EXPECT_GT(o.decision.prefill_est_s, kDeadlineMargin * 4.5);
+  // A prompt that does fit is still served.
+  const RequestId fits = d.Offer(4000, 16);
+  EXPECT_TRUE(d.outcome(fits).decision.admitted());
+}
+
 }  // namespace
 }  // namespace spillway
