@@ -11,6 +11,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <boost/json.hpp>
 #include "cli_checks.h"
 
 #include "commands.h"
@@ -70,14 +71,30 @@ int RunSoakCheck(SoakCheckArgs& a) {
   std::optional<PromiseFigures> promises;  // read before anything is written
   if (!a.summary.empty()) {
     std::vector<RunSummary> runs;
+    const std::string text = ReadFileOrThrow(a.summary, "--summary");
     try {
-      runs = ParseRunSummaries(ReadFileOrThrow(a.summary, "--summary"), a.summary);
+      runs = ParseRunSummaries(text, a.summary);
     } catch (const RunJsonError& e) {
       throw std::invalid_argument(e.what());
     }
     if (runs.size() != 1) {
       throw std::invalid_argument(a.summary + ": one run expected (bench --json), got " +
                                   std::to_string(runs.size()));
+    }
+    // The reader takes an absent count as 0 (summaries older than the key); here it is the
+    // figure judged, so it must be there.
+    const boost::json::value v = boost::json::parse(text);
+    const boost::json::object& run = v.is_array() ? v.as_array().at(0).as_object() : v.as_object();
+    if (!run.contains("dropped_at_queue_head")) {
+      throw std::invalid_argument(a.summary +
+                                  ": dropped_at_queue_head: missing (bench --json writes it)");
+    }
+    std::int64_t attempts = 0;
+    for (const ReplyCount& r : replies) {
+      attempts += r.count;
+    }
+    if (const std::string why = SummaryMismatch(runs.front(), attempts); !why.empty()) {
+      throw std::invalid_argument(a.summary + ": " + why);
     }
     const std::optional<double> bound =
         a.max_broken_share >= 0 ? std::optional<double>(a.max_broken_share) : std::nullopt;

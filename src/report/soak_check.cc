@@ -263,6 +263,23 @@ PromiseFigures PromisesOf(const RunSummary& summary, std::optional<double> max_s
   return p;
 }
 
+std::string SummaryMismatch(const RunSummary& summary, std::int64_t record_attempts) {
+  if (summary.offered != record_attempts) {
+    return fmt::format("offered {} attempts, but the records hold {}: not the same run",
+                       summary.offered, record_attempts);
+  }
+  if (summary.admitted < 0 || summary.admitted > summary.offered) {
+    return fmt::format("admitted {} of {} offered", summary.admitted, summary.offered);
+  }
+  const PromiseFigures p = PromisesOf(summary, std::nullopt);
+  if (p.dropped_at_queue_head < 0 || p.abandoned < 0 || p.broken() > p.admitted) {
+    return fmt::format(
+        "dropped at the queue head {} + abandoned {} + late {} exceed the {} admitted",
+        p.dropped_at_queue_head, p.abandoned, p.late, p.admitted);
+  }
+  return "";
+}
+
 void AddPromises(const PromiseFigures& promises, SoakVerdict* verdict) {
   verdict->promises = promises;
   const std::int64_t broken = promises.broken();

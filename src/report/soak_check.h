@@ -136,6 +136,12 @@ struct PromiseFigures {
 /// The figures of `summary` (bench's --json run summary of the soak) with the bound.
 PromiseFigures PromisesOf(const RunSummary& summary, std::optional<double> max_share);
 
+/// Why `summary` cannot be the run whose --records held `record_attempts` attempts: its
+/// `offered` is another count (a summary of another run, or the simulator's), or its counts
+/// contradict each other (more admitted than offered, more broken than admitted). Empty when
+/// they agree.
+std::string SummaryMismatch(const RunSummary& summary, std::int64_t record_attempts);
+
 struct SoakVerdict {
   std::vector<ReplyCount> replies;
   std::int64_t attempts = 0;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -111,31 +112,61 @@ TEST(SoakCheckCommandTest, TheSummaryBoundsTheShareOfTheAdmittedWhosePromiseBrok
   // A cold burst of 100 in the simulator: predictive drops 11 of its 38 admitted at the queue
   // head, forecast none of its 27 (tests/sim/forecast_goals_test.cc).
   const TempDir dir;
-  const std::string records =
-      dir.Write("records.jsonl", R"({"status":200,"outcome":"completed","reason":""})"
-                                 "\n");
   // A flat second: samples in its warm-up window [0.2, 0.4) s and its end window [0.8, 1] s.
   const std::string samples = dir.Write(
       "rss.csv", "t_s,rss_bytes,open_fds\n0,1000000,10\n0.3,1000000,10\n0.9,1000000,10\n");
+  const auto soak_check = [&](const std::string& records, const std::string& summary) {
+    return RunCommand({SPILLWAY_BINARY, "soak-check", "--records", records, "--samples", samples,
+                       "--duration-s", "1", "--health-status", "200", "--server-exit-code", "0",
+                       "--summary", summary, "--max-broken-share", "0.01"},
+                      30);
+  };
   for (const std::string policy : {"predictive", "forecast"}) {
     const std::string summary = (dir.path() / (policy + ".json")).string();
+    const std::string records = (dir.path() / (policy + ".jsonl")).string();
     const CommandResult sim =
         RunCommand({SPILLWAY_BINARY, "sim", "--scenario",
                     std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/cold-burst-100.yaml", "--policy",
-                    policy, "--json", summary},
+                    policy, "--json", summary, "--records", records},
                    60);
     ASSERT_EQ(sim.exit_code, 0) << sim.output;
-    const CommandResult r =
-        RunCommand({SPILLWAY_BINARY, "soak-check", "--records", records, "--samples", samples,
-                    "--duration-s", "1", "--health-status", "200", "--server-exit-code", "0",
-                    "--summary", summary, "--max-broken-share", "0.01"},
-                   30);
+    const CommandResult r = soak_check(records, summary);
     EXPECT_EQ(r.exit_code, policy == "forecast" ? 0 : 1) << r.output;
     EXPECT_NE(r.output.find(policy == "forecast" ? "admitted 27: broken 0 (0.00%) ="
                                                  : "11 (28.95%) of 38 admitted broke"),
               std::string::npos)
         << r.output;
   }
+  // The summary must be the records' run, with the count judged, and agree with itself (found
+  // by a new user: a summary without dropped_at_queue_head passed with 0 broken, and one of
+  // another run or with more dropped than admitted passed too).
+  const std::string records = (dir.path() / "predictive.jsonl").string();
+  const std::string one_record =
+      dir.Write("one.jsonl", R"({"status":200,"outcome":"completed","reason":""})"
+                             "\n");
+  const CommandResult other_run = soak_check(one_record, (dir.path() / "predictive.json").string());
+  EXPECT_EQ(other_run.exit_code, 2) << other_run.output;
+  EXPECT_NE(other_run.output.find("offered 100 attempts, but the records hold 1"),
+            std::string::npos)
+      << other_run.output;
+  std::ifstream in(dir.path() / "predictive.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto key = text.find("\"dropped_at_queue_head\":");
+  ASSERT_NE(key, std::string::npos);
+  std::string missing = text;
+  missing.replace(key, 1, "\"x");
+  const CommandResult no_key = soak_check(records, dir.Write("missing.json", missing));
+  EXPECT_EQ(no_key.exit_code, 2) << no_key.output;
+  EXPECT_NE(no_key.output.find("dropped_at_queue_head: missing"), std::string::npos)
+      << no_key.output;
+  std::string too_many = text;
+  const auto value = key + std::string("\"dropped_at_queue_head\":").size();
+  too_many.replace(value, text.find_first_of(",}", value) - value, "5000");
+  const CommandResult inconsistent = soak_check(records, dir.Write("many.json", too_many));
+  EXPECT_EQ(inconsistent.exit_code, 2) << inconsistent.output;
+  EXPECT_NE(inconsistent.output.find("exceed the 38 admitted"), std::string::npos)
+      << inconsistent.output;
+
   // The bound needs the summary; a summary that is not a run is a usage error, found before
   // anything is written.
   const CommandResult alone = RunCommand(
