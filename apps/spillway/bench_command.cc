@@ -42,7 +42,8 @@ struct BenchArgs {
   bool no_progress = false;
 };
 
-// The engine-time rows the server's /metrics did not have (printed n/a), as "; ..." or "".
+// The engine-time rows the server's /metrics did not have, or did not answer for after the run
+// (printed n/a), as "; ..." or "".
 std::string NotExported(const RunSummary& s) {
   std::string missing;
   for (const auto& [row, value] :
@@ -53,7 +54,8 @@ std::string NotExported(const RunSummary& s) {
       missing += fmt::format("{}{}", missing.empty() ? "" : ", ", row);
     }
   }
-  return missing.empty() ? "" : "; not exported there, so n/a: " + missing;
+  return missing.empty() ? ""
+                         : "; not exported there or not answered after the run, so n/a: " + missing;
 }
 
 std::string ClientLines(const loadgen::BenchResult& r) {

@@ -129,7 +129,9 @@ class Runner {
   asio::awaitable<void> Request(std::size_t index);
   asio::awaitable<void> Ticker();
   asio::awaitable<void> WatchSignals();
-  asio::awaitable<std::optional<ServerSnapshot>> Scrape();
+  /// One scrape of every metrics source, summed; a source that does not answer counts as last
+  /// seen (its gauges unknown). `silent`, when given, receives the URLs that did not answer.
+  asio::awaitable<std::optional<ServerSnapshot>> Scrape(std::vector<std::string>* silent = nullptr);
   asio::awaitable<void> ScrapeSecond(std::int64_t second);
   AttemptRecord NotSent(const AttemptRecord& base) const;
   void Finished(const AttemptRecord& r);
@@ -217,8 +219,21 @@ asio::awaitable<void> Runner::Main() {
       pause.expires_after(std::chrono::milliseconds(20));
       co_await pause.async_wait(kUse);
     }
-    if (std::optional<ServerSnapshot> s = co_await Scrape()) {
+    std::vector<std::string> silent;
+    const std::optional<ServerSnapshot> s = co_await Scrape(&silent);
+    if (silent.size() == metrics_sources_.size()) {
+      // The server died or hung mid-run: its counters at the end are unknown, and an earlier
+      // scrape would report part of the run as the whole. Not measured.
+      last_scrape_.reset();
+      std::cerr << "spillway bench: /metrics did not answer after the run: the engine's "
+                   "figures (engine s, preemptions, prefill tokens) are not measured\n";
+    } else {
       last_scrape_ = s;
+      for (const std::string& url : silent) {
+        std::cerr << "spillway bench: " << url
+                  << " did not answer after the run: its engine figures count as last seen "
+                     "(a lower bound)\n";
+      }
     }
   }
 }
@@ -336,7 +351,7 @@ asio::awaitable<void> Runner::ScrapeSecond(std::int64_t second) {
   scrape_busy_ = false;
 }
 
-asio::awaitable<std::optional<ServerSnapshot>> Runner::Scrape() {
+asio::awaitable<std::optional<ServerSnapshot>> Runner::Scrape(std::vector<std::string>* silent) {
   // One after another, the whole scrape within kScrapeTimeout_s (a hung server costs its
   // share, not the tick).
   const Seconds timeout_s = kScrapeTimeout_s / static_cast<double>(metrics_sources_.size());
@@ -351,6 +366,9 @@ asio::awaitable<std::optional<ServerSnapshot>> Runner::Scrape() {
     if (s.has_value() && HasAny(*s)) {
       m.last = s;
     } else if (m.last.has_value()) {
+      if (silent != nullptr) {
+        silent->push_back(m.target.Key());
+      }
       s = m.last;  // no answer: its counters as last seen, its gauges unknown
       s->waiting.reset();
       s->running.reset();
