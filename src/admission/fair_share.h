@@ -8,10 +8,11 @@
 // the request's fairness ID (the x-gateway-inference-fairness-id header; the tenant without
 // one). With min_share_ratio r > 0, a flow G is *starved* while it was refused for load within
 // the last contention_s and its admitted share is below r x its offered share; while any flow
-// is starved, a request of a flow served above its own offered share is refused (429
-// fair_share, retry after 1 s), which shortens the queue for the starved flow's next request.
-// A flow whose admitted requests mostly fail at the request deadline is never starved.
-// Counts are exponentially decayed with time constant window_s, so shares are recent ones.
+// is starved, a request of a flow admitted above r x its own offered share is refused (429
+// fair_share, retry after 1 s; so yielding never takes a flow below the bound itself), which
+// shortens the queue for the starved flow's next request. A flow whose admitted requests mostly
+// fail at the request deadline is never starved. Counts are exponentially decayed with time
+// constant window_s, so shares are recent ones.
 //
 // Not thread-safe; no clock, no I/O. Memory: at most kMaxFlows flows (the rest share one).
 
@@ -76,7 +77,7 @@ class FairShare {
   void OnRefusedForLoad(std::string_view flow, Seconds now);
 
   /// True when a request of `flow` should yield at `now`: another flow is starved and `flow`
-  /// is admitted above its offered share. Always false when disabled.
+  /// is admitted above min_share_ratio x its offered share. Always false when disabled.
   bool ShouldYield(std::string_view flow, Seconds now) const;
 
   /// Every flow's shares at `now`, by flow name.

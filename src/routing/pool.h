@@ -46,7 +46,7 @@ struct PoolConfig {
   /// The gateway router's margin learned from its prediction errors (prediction_errors.h).
   PredictionErrorConfig prediction;
   /// Fair shedding across the pool's flows (admission/fair_share.h; off by default): a
-  /// request of a flow served above its offered share is refused 429 fair_share while another
+  /// request of a flow served above r x its offered share is refused 429 fair_share while another
   /// flow, refused for load, has fallen below min_share_ratio x its offered share.
   FairShareConfig fair_share;
 };

@@ -1,4 +1,4 @@
-// Fair shedding across flows (admission/fair_share.h): a flow admitted above its offered share
+// Fair shedding across flows (admission/fair_share.h): a flow admitted above r x its offered share
 // yields while another flow, refused for load, is admitted below min_share_ratio x its offered
 // share; the shares decay with the window; the flows kept are bounded.
 
@@ -56,6 +56,22 @@ TEST(FairShareTest, AFlowAboveItsShareYieldsToAStarvedOne) {
   EXPECT_NEAR(shares[1].admitted_share, 2.0 / 82, 1e-9);
   EXPECT_TRUE(shares[1].starved);
   EXPECT_FALSE(shares[0].starved);
+}
+
+// A flow admitted a little below its offered share still yields while it is above the bound
+// (many small flows sit around parity by chance: with only those above it yielding, documents
+// stayed starved); one at or below the bound never does, so yielding keeps every flow above it.
+TEST(FairShareTest, AFlowAboveTheBoundYieldsEvenBelowParityAndOneAtTheBoundDoesNot) {
+  FairShare fair(FairConfig(0.5));
+  OfferFlow(&fair, "chat-a", 40, 40, 0);
+  OfferFlow(&fair, "chat-b", 20, 14, 0);  // 30% offered, 14 / 56 = 25% admitted: 0.83 of it
+  OfferFlow(&fair, "chat-c", 20, 0, 0);   // refused, not contending
+  OfferFlow(&fair, "document", 20, 2, 0);
+  fair.OnRefusedForLoad("document", 0);
+  EXPECT_TRUE(fair.ShouldYield("chat-a", 0.5));
+  EXPECT_TRUE(fair.ShouldYield("chat-b", 0.5)) << "above 0.5 x its share, below parity";
+  EXPECT_FALSE(fair.ShouldYield("chat-c", 0.5)) << "at 0, below the bound itself";
+  EXPECT_FALSE(fair.ShouldYield("document", 0.5));
 }
 
 TEST(FairShareTest, AFlowNoLongerRefusedDoesNotContend) {

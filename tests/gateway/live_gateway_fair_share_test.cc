@@ -1,6 +1,6 @@
 // Fair shedding at the live gateway (`spillway gateway --fair-share-min-ratio`): a flow (the
 // x-gateway-inference-fairness-id header, else the tenant) that an endpoint refused for load
-// contends; a flow served above its offered share meanwhile gets 429 fair_share from the
+// contends; a flow served above r x its offered share meanwhile gets 429 fair_share from the
 // gateway itself, without reaching the endpoint. The same routing::Pool the simulator drives.
 
 #include <atomic>

@@ -1,7 +1,7 @@
 // Fair shedding at the gateway (routing::PoolConfig::fair_share, Pool::Admit): the pool's own
 // FairShare counts each request's flow (its fairness ID, else its tenant) as offered, forwarded
 // or refused for load; while a flow refused for load has fallen below min_share_ratio x its
-// offered share, a request of a flow served above its own share is refused 429 fair_share.
+// offered share, a request of a flow served above r x its own share is refused 429 fair_share.
 
 #include <string>
 #include <vector>
