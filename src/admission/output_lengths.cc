@@ -76,7 +76,11 @@ std::int32_t OutputLengths::SampleBeyond(const OutputQuery& request, std::int32_
     beyond += length > generated;
   }
   if (beyond == 0) {
-    return generated + 1;  // none learned went this far: it stops at the next token
+    // None learned went this far: the lengths learned no longer describe it (a longer
+    // answer than any seen, or output lengths that shifted). As long again as it has gone,
+    // at most its cap; "at the next token" planned a burst after a shift from 20 to 100
+    // tokens on slots that did not free, and dropped 73 of its 100 admitted at the queue head.
+    return std::min(request.max_tokens, std::max(generated + 1, 2 * generated));
   }
   auto k = static_cast<std::size_t>(std::clamp(u, 0.0, 1.0) * static_cast<double>(beyond));
   k = std::min(k, beyond - 1);

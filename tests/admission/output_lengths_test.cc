@@ -30,7 +30,8 @@ TEST(OutputLengthsTest, TheCapIsTheEstimateUntilEnoughCompletionsWereSeen) {
 
 TEST(OutputLengthsTest, ADrawForARunningRequestIsOneOfTheLongerLengths) {
   // Learned 16 of each of 32, 64, 128 and 512 (cap 256): a request that has generated 100
-  // stops at 128 or at its cap, never earlier; one past every learned length at the next token.
+  // stops at 128 or at its cap, never earlier; one past every learned length goes as far again
+  // (at most its cap): the lengths learned no longer describe it.
   OutputLengths lengths;
   for (int i = 0; i < 16; ++i) {
     for (const std::int32_t n : {32, 64, 128, 512}) {
@@ -42,7 +43,8 @@ TEST(OutputLengthsTest, ADrawForARunningRequestIsOneOfTheLongerLengths) {
     drawn.insert(lengths.SampleBeyond(Cap(256), 100, k / 100.0));
   }
   EXPECT_EQ(drawn, (std::set<std::int32_t>{128, 256}));
-  EXPECT_EQ(lengths.SampleBeyond(Cap(1024), 600, 0.5), 601);
+  EXPECT_EQ(lengths.SampleBeyond(Cap(2048), 600, 0.5), 1200);
+  EXPECT_EQ(lengths.SampleBeyond(Cap(1024), 600, 0.5), 1024);
   EXPECT_EQ(lengths.SampleBeyond(Cap(1024), 0, 0.0), 32);
   // Exact and unknown lengths are the cap.
   EXPECT_EQ(lengths.SampleBeyond({256, 32, true}, 100, 0.5), 256);
