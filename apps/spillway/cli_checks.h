@@ -54,6 +54,16 @@ inline CLI::Validator FiniteIn(double lo, double hi, bool lo_open) {
       "FINITE " + range.str());
 }
 
+/// A TCP port, 0 to 65535 (CLI11's own refusal of 80000 for a uint16_t is "Could not convert").
+inline const CLI::Validator kPort(
+    [](std::string& s) -> std::string {
+      const bool digits =
+          !s.empty() && s.size() <= 5 && s.find_first_not_of("0123456789") == std::string::npos;
+      return digits && std::stol(s) <= 65535 ? ""
+                                             : "must be a port number 0 to 65535, got '" + s + "'";
+    },
+    "PORT");
+
 /// One of the words CLI11 reads as a bool; CLI11's own refusal ("Could not convert") does not
 /// say which words those are.
 inline const CLI::Validator kBoolWord(

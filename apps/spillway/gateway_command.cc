@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "config/config_error.h"
 #include "gateway/gateway.h"
@@ -29,14 +30,15 @@ struct GatewayArgs {
 };
 
 template <typename T>
-void Flag(CLI::App* cmd, GatewayArgs* a, const std::string& name, T gateway::GatewayConfig::*field,
-          const std::string& help) {
+CLI::Option* Flag(CLI::App* cmd, GatewayArgs* a, const std::string& name,
+                  T gateway::GatewayConfig::*field, const std::string& help) {
   CLI::Option* opt = cmd->add_option(name, a->values.*field, help)->capture_default_str();
   a->apply.push_back([opt, a, field](gateway::GatewayConfig& c) {
     if (opt->count() > 0) {
       c.*field = a->values.*field;
     }
   });
+  return opt;
 }
 
 /// A flag for a key inside one of the config's sections: `set` applies it after the file (the
@@ -54,7 +56,7 @@ void NestedFlag(CLI::App* cmd, GatewayArgs* a, const std::string& name,
 void AddFlags(CLI::App* cmd, GatewayArgs* a) {
   using C = gateway::GatewayConfig;
   Flag(cmd, a, "--host", &C::host, "Listen address");
-  Flag(cmd, a, "--port", &C::port, "Listen port (0 = any free port)");
+  Flag(cmd, a, "--port", &C::port, "Listen port (0 = any free port)")->check(kPort);
   Flag(cmd, a, "--threads", &C::threads, "I/O threads (0 = one per core)");
   Flag(cmd, a, "--max-connections", &C::max_connections, "Connections beyond this get 503");
   Flag(cmd, a, "--scrape-interval-s", &C::scrape_interval_s,

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "config/config_error.h"
 #include "config/server_config.h"
@@ -31,20 +32,21 @@ struct ServeArgs {
 };
 
 template <typename T>
-void Flag(CLI::App* cmd, ServeArgs* a, const std::string& name, T server::ServerConfig::*field,
-          const std::string& help) {
+CLI::Option* Flag(CLI::App* cmd, ServeArgs* a, const std::string& name,
+                  T server::ServerConfig::*field, const std::string& help) {
   CLI::Option* opt = cmd->add_option(name, a->values.*field, help)->capture_default_str();
   a->apply.push_back([opt, a, field](server::ServerConfig& c) {
     if (opt->count() > 0) {
       c.*field = a->values.*field;
     }
   });
+  return opt;
 }
 
 void AddFlags(CLI::App* cmd, ServeArgs* a) {
   using C = server::ServerConfig;
   Flag(cmd, a, "--host", &C::host, "Listen address");
-  Flag(cmd, a, "--port", &C::port, "Listen port (0 = any free port)");
+  Flag(cmd, a, "--port", &C::port, "Listen port (0 = any free port)")->check(kPort);
   Flag(cmd, a, "--threads", &C::threads, "I/O threads (0 = one per core)");
   Flag(cmd, a, "--max-connections", &C::max_connections, "Connections beyond this get 503");
   Flag(cmd, a, "--max-body-bytes", &C::max_body_bytes, "Larger request bodies get 413");

@@ -168,6 +168,7 @@ std::optional<net::EarlyReply> ApiHandler::Head(const net::Request& head) {
                        "invalid_request_error", "length_required"));
   }
   if (const auto h = head["X-Priority-Class"];
+      head.count("X-Priority-Class") > 1 ||
       !PriorityFor(*key, std::string_view(h.data(), h.size()))) {
     return Early(InvalidPriority());
   }

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <charconv>
 
+#include <fmt/format.h>
+
 #include "server/refusal_replies.h"
 
 namespace spillway::server {
@@ -68,7 +70,8 @@ api::ApiError Unauthorized() {
 std::optional<std::int32_t> ParsePriorityClass(std::string_view h) {
   std::int32_t v = 0;
   const auto [end, ec] = std::from_chars(h.data(), h.data() + h.size(), v);
-  if (h.empty() || ec != std::errc{} || end != h.data() + h.size() || v < 0) {
+  if (h.empty() || ec != std::errc{} || end != h.data() + h.size() || v < 0 ||
+      v > kMaxPriorityClass) {
     return std::nullopt;
   }
   return v;
@@ -86,8 +89,10 @@ std::optional<std::int32_t> PriorityFor(const ApiKey& key, std::string_view head
 }
 
 api::ApiError InvalidPriority() {
-  return Error(400, "X-Priority-Class must be an integer >= 0.", "invalid_request_error",
-               "invalid_priority");
+  return Error(400,
+               fmt::format("X-Priority-Class must be given once, as an integer in [0, {}].",
+                           kMaxPriorityClass),
+               "invalid_request_error", "invalid_priority");
 }
 
 AdmissionConfig TenantDoorConfig(const std::map<std::string, ApiKey>& keys) {

@@ -32,7 +32,11 @@ AdmissionConfig TenantDoorConfig(const std::map<std::string, ApiKey>& keys);
 /// 401 invalid_api_key, for a request without a configured key.
 api::ApiError Unauthorized();
 
-/// The X-Priority-Class header's class (an integer >= 0); nullopt when it is not one.
+/// The most patient priority class, as in scenario files (classes[].priority).
+inline constexpr std::int32_t kMaxPriorityClass = 1 << 20;
+
+/// The X-Priority-Class header's class (an integer in [0, kMaxPriorityClass]); nullopt when it
+/// is not one.
 std::optional<std::int32_t> ParsePriorityClass(std::string_view header);
 
 /// The class a request of `key` runs as: its X-Priority-Class `header` (empty: not sent), never
@@ -40,7 +44,7 @@ std::optional<std::int32_t> ParsePriorityClass(std::string_view header);
 /// when the header is not a class (400 invalid_priority).
 std::optional<std::int32_t> PriorityFor(const ApiKey& key, std::string_view header);
 
-/// 400 invalid_priority, for an X-Priority-Class that is not an integer >= 0.
+/// 400 invalid_priority, for an X-Priority-Class that is not one class, given once.
 api::ApiError InvalidPriority();
 
 }  // namespace spillway::server

@@ -113,6 +113,25 @@ TEST(SimCommandTest, AnOutOfRangeNumberOrABoolWordGetsOneMessageSayingWhatIsWant
             0);
 }
 
+// A port out of range says what a port is (CLI11 said "Could not convert: --port = 80000").
+TEST(SimCommandTest, ServeAndGatewayNameTheRangeOfAPort) {
+  for (const char* command : {"serve", "gateway"}) {
+    for (const char* port : {"80000", "-1", "http"}) {
+      std::vector<std::string> argv = {SPILLWAY_BINARY, command, "--port", port};
+      if (std::string(command) == "gateway") {
+        argv.insert(argv.end(), {"--endpoint", "http://127.0.0.1:1"});
+      }
+      const CommandResult r = RunCommand(argv, 30);
+      EXPECT_EQ(r.exit_code, 2) << command << " " << port << "\n" << r.output;
+      EXPECT_EQ(
+          r.output.rfind(
+              std::string("--port: must be a port number 0 to 65535, got '") + port + "'\n", 0),
+          0U)
+          << r.output;
+    }
+  }
+}
+
 TEST(SimCommandTest, AnUnknownProfileInTheScenarioNamesItsLine) {
   testing_util::TempDir dir;
   const std::string scenario = (dir.path() / "s.yaml").string();

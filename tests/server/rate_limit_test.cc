@@ -135,9 +135,20 @@ TEST_F(RateLimitTest, PriorityClassIsHonouredOnlyDownToTheKeysHighestClass) {
   EXPECT_EQ(applied(""), "1") << "no header: the key's highest class";
   EXPECT_EQ(applied("0"), "1") << "a class more urgent than the key allows is capped";
   EXPECT_EQ(applied("3"), "3") << "a less urgent class is honoured";
-  EXPECT_TRUE(
-      IsOpenAiError(Complete({{"Authorization", "Bearer test-key-c"}, {"X-Priority-Class", "-1"}}),
-                    400, "invalid_priority"));
+  EXPECT_EQ(applied("1048576"), "1048576") << "the most patient class of a scenario";
+  // Not a class: negative, beyond the scenarios' range (99999999999 overflowed to "must be an
+  // integer >= 0"), or given twice.
+  for (const HeaderList& bad :
+       {HeaderList{{"X-Priority-Class", "-1"}}, HeaderList{{"X-Priority-Class", "1048577"}},
+        HeaderList{{"X-Priority-Class", "99999999999"}},
+        HeaderList{{"X-Priority-Class", "2"}, {"X-Priority-Class", "3"}}}) {
+    HeaderList headers = key_c;
+    headers.insert(headers.end(), bad.begin(), bad.end());
+    const HttpResponse r = Complete(headers);
+    EXPECT_TRUE(IsOpenAiError(r, 400, "invalid_priority")) << bad.front().second << r.body;
+    EXPECT_NE(r.body.find("given once, as an integer in [0, 1048576]"), std::string::npos)
+        << r.body;
+  }
 }
 
 }  // namespace
