@@ -1,6 +1,7 @@
 #include "config/yaml_reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -168,7 +169,12 @@ double Field::AsDouble() const {
   try {
     value = std::stod(s, &used);
   } catch (const std::exception&) {
-    Fail("must be a number");
+    // YAML's own spellings of infinity and NaN (.inf, -.Inf, .NAN) are numbers, not finite.
+    std::string word =
+        s.substr(s.find_first_not_of("+-") == std::string::npos ? 0 : s.find_first_not_of("+-"));
+    std::transform(word.begin(), word.end(), word.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    Fail(word == ".inf" || word == ".nan" ? "must be a finite number" : "must be a number");
   }
   if (used != s.size() || !std::isfinite(value)) {
     Fail("must be a finite number");

@@ -437,6 +437,19 @@ json::value ParseJson(std::string_view text, std::string_view source) {
     parser.finish(ec);
   }
   if (ec) {
+    // A first line that is a whole JSON value with more after it: JSON Lines, another file.
+    const std::size_t newline = text.find('\n');
+    if (newline != std::string_view::npos &&
+        text.find_first_not_of(" \t\r\n", newline) != std::string_view::npos) {
+      boost::system::error_code line_ec;
+      json::parse(text.substr(0, newline), line_ec);
+      if (!line_ec) {
+        throw RunJsonError(fmt::format(
+            "{}: one JSON value per line (JSON Lines, such as a --records or --timeseries "
+            "file); expected a run summary (--json) or an array of them",
+            source));
+      }
+    }
     throw RunJsonError(
         fmt::format("{}: invalid JSON at {}: {}", source, LineColumn(text, used), ec.message()));
   }

@@ -65,6 +65,11 @@ TEST(YamlFieldGettersTest, RejectsNonFiniteNumbers) {
             "test.yaml:1: a: must be a finite number, got 'inf'");
   EXPECT_EQ(ErrorOf([&] { root["b"].AsDouble(); }),
             "test.yaml:2: b: must be a finite number, got 'nan'");
+  // YAML's own spellings too (they said "must be a number").
+  EXPECT_EQ(ErrorOf([&] { root["d"].AsDouble(); }),
+            "test.yaml:4: d: must be a finite number, got '.inf'");
+  EXPECT_EQ(ErrorOf([&] { root["e"].AsDouble(); }),
+            "test.yaml:5: e: must be a finite number, got '.nan'");
 }
 
 TEST(YamlFieldGettersTest, RejectsNonFiniteNumbersAsIntegers) {

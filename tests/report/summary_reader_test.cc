@@ -181,6 +181,10 @@ TEST(SummaryReaderTest, InvalidJsonAndWrongShapes) {
   EXPECT_EQ(ErrorOf("{\n  \"policy\": \"x\",\n  oops\n}"),
             "runs.json: invalid JSON at line 3, column 3: syntax error");
   EXPECT_EQ(ErrorOf(""), "runs.json: invalid JSON at line 1, column 1: incomplete JSON");
+  // A --records file given by mistake says what it is.
+  EXPECT_EQ(ErrorOf("{\"request\":0,\"status\":200}\n{\"request\":1,\"status\":429}\n"),
+            "runs.json: one JSON value per line (JSON Lines, such as a --records or --timeseries "
+            "file); expected a run summary (--json) or an array of them");
   EXPECT_EQ(ErrorOf("[]"), "runs.json: an empty array: no run to report");
   EXPECT_EQ(ErrorOf("\"run\""), "runs.json: expected a run object, got a string");
   EXPECT_EQ(ErrorOf("[1]"), "runs.json: run 1 of 1: expected a run object, got a number (1)");
