@@ -188,6 +188,18 @@ asio::awaitable<void> Runner::Main() {
     co_return;
   }
   model_ = opt_.model;
+  if (!model_.empty() && models.status == 200) {
+    const std::vector<std::string> ids = api::ModelIds(models.body);
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), model_) == ids.end()) {
+      std::string list;
+      for (const std::string& id : ids) {
+        list += (list.empty() ? "" : ", ") + id;
+      }
+      std::cerr << "spillway bench: warning: --model " << model_
+                << " is not among the target's models (" << list
+                << "): expect 404 model_not_found\n";
+    }
+  }
   if (model_.empty()) {
     const std::optional<std::string> id =
         models.status == 200 ? api::FirstModelId(models.body) : std::nullopt;
