@@ -272,6 +272,17 @@ RawRecord ParseMooncakeLine(std::string_view line, const std::string& path, std:
   r.prompt_tokens = MooncakeTokens(*obj, "input_length", path, number);
   r.output_tokens = MooncakeTokens(*obj, "output_length", path, number);
   r.hash_ids = MooncakeHashIds(*obj, path, number);
+  // One id per block of the prompt, the last one partial: ids that do not cover the prompt
+  // (or cover more than it) are not the trace's own.
+  const std::size_t blocks =
+      (static_cast<std::size_t>(r.prompt_tokens) + kMooncakeBlockTokens - 1) / kMooncakeBlockTokens;
+  if (!r.hash_ids.empty() && r.hash_ids.size() != blocks) {
+    FailLine(path, number,
+             "\"hash_ids\": " + std::to_string(r.hash_ids.size()) + " ids for " +
+                 std::to_string(r.prompt_tokens) + " input tokens; expected " +
+                 std::to_string(blocks) + ", one per block of " +
+                 std::to_string(kMooncakeBlockTokens) + " tokens");
+  }
   return r;
 }
 

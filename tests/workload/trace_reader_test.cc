@@ -147,7 +147,7 @@ TEST(TraceReaderTest, MooncakeJsonl) {
   const TempDir dir;
   const std::string path = dir.Write(
       "t.jsonl",
-      R"({"timestamp": 0, "input_length": 6755, "output_length": 500, "hash_ids": [0, 1, 2]}
+      R"({"timestamp": 0, "input_length": 1200, "output_length": 500, "hash_ids": [0, 1, 2]}
 {"timestamp": 1500.5, "input_length": 12, "output_length": 3}
 
 {"timestamp": 1000, "input_length": 7, "output_length": 2.0, "hash_ids": []}
@@ -155,7 +155,7 @@ TEST(TraceReaderTest, MooncakeJsonl) {
   const std::vector<TraceRecord> r = ReadTrace(path, TraceFormat::kMooncakeJsonl);
   ASSERT_EQ(r.size(), 3u);
   EXPECT_DOUBLE_EQ(r[0].time_s, 0);
-  EXPECT_EQ(r[0].prompt_tokens, 6755);
+  EXPECT_EQ(r[0].prompt_tokens, 1200);
   EXPECT_EQ(r[0].output_tokens, 500);
   EXPECT_DOUBLE_EQ(r[1].time_s, 1.0);
   EXPECT_EQ(r[1].output_tokens, 2);
@@ -208,6 +208,11 @@ INSTANTIATE_TEST_SUITE_P(
             "FractionalHashId",
             R"({"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [1.5]})",
             "1: \"hash_ids\": must be an array of non-negative integers, got element 1.5E0"},
+        MalformedCase{
+            "HashIdsNotCoveringThePrompt",
+            R"({"timestamp": 1, "input_length": 100, "output_length": 1, "hash_ids": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]})",
+            "1: \"hash_ids\": 10 ids for 100 input tokens; expected 1, one per block of 512 "
+            "tokens"},
         MalformedCase{
             "StringHashId",
             R"({"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": ["3"]})",
