@@ -8,7 +8,7 @@ SOAK_SECONDS ?= 600
 # "Quick start", says how much each group installs). `make deps` installs every group.
 DEPS = ./scripts/deps.sh
 
-.PHONY: deps build test build-asan test-asan build-tsan test-tsan build-fuzz fuzz demo soak bench bench-failure bench-reject bench-gateway bench-cache bench-limit bench-metrics format format-check clean
+.PHONY: deps build test build-asan test-asan build-tsan test-tsan build-fuzz fuzz demo soak bench bench-failure bench-reject bench-cold-burst bench-gateway bench-cache bench-limit bench-metrics format format-check clean
 
 deps:
 	$(DEPS) all
@@ -90,6 +90,14 @@ bench-reject:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target spillway
 	./bench/reject_throughput.sh build/spillway
+
+# Cold simultaneous bursts of 100 and 1,000: the refusals' latency at the client, beside nginx
+# answering 429 to the same burst from the same client (bench/cold_burst.sh; README).
+bench-cold-burst:
+	$(DEPS) bench
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target spillway
+	./bench/cold_burst.sh build/spillway
 
 # Spillway's metrics registry beside the Prometheus C++ client on the per-request and
 # per-scrape paths (bench/metrics/metrics_bench.cc; docs/gateway.md, "Performance").

@@ -482,6 +482,43 @@ TEST_F(LiveColdBurstTest, AHundredAtOnceGetTheBatchAndTheRestAreRefusedAtTheDoor
   EXPECT_EQ(run.result.summary.ttft_prediction_abs_error_s.count, 27);
 }
 
+class LiveColdBurstThousandTest : public BenchLiveTest {
+ protected:
+  std::vector<std::string> ServerArgs() override {
+    return {"--scenario", std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/cold-burst-1000.yaml",
+            "--policy", "forecast"};
+  }
+};
+
+TEST_F(LiveColdBurstThousandTest, AThousandAtOnceGetTheBatchAndTheRestAreRefusedAtTheDoor) {
+  // Issue 14's cold burst of 1,000: the batch of 27 served, the other 973 refused at the door,
+  // none admitted and then dropped. Measured (bench/cold_burst.sh, three runs): the refusals'
+  // p99 99 to 108 ms at the client, nginx answering a static 429 to the same burst from the same
+  // client 78 to 84 ms; the bound, 0.5 s, is 4.6x the slowest. A release-build row: under a
+  // sanitizer the burst measures the instrumentation (the burst of 100 above covers the logic).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "release build only: wall time of 1,000 connections";
+#endif
+  const Scenario sc =
+      LoadScenario(std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/cold-burst-1000.yaml");
+  const BenchRun run = Bench(sc);
+  ASSERT_EQ(run.records.size(), 1000u);
+  EXPECT_EQ(Count(run, "outcome", "dropped"), 0);
+  EXPECT_EQ(Count(run, "outcome", "completed"), 27);
+  std::vector<double> refusals_s;
+  for (const json::object& r : run.records) {
+    if (r.at("outcome").as_string() == "rejected") {
+      EXPECT_EQ(r.at("status").to_number<int>(), 429) << json::serialize(r);
+      refusals_s.push_back(r.at("e2e_s").to_number<double>());
+    }
+  }
+  ASSERT_EQ(refusals_s.size(), 973u);
+  std::sort(refusals_s.begin(), refusals_s.end());
+  RecordProperty("refusals_p99_s",
+                 std::to_string(refusals_s[static_cast<std::size_t>(0.99 * 973)]));
+  EXPECT_LT(refusals_s[static_cast<std::size_t>(0.99 * 973)], 0.5);
+}
+
 TEST(BenchUnreachableTest, NoServerIsAnErrorAtTheStart) {
   const Scenario sc = LoadScenarioFromString(R"(name: x
 arrival: {process: poisson, rate: 1, duration_s: 1}
