@@ -1,8 +1,10 @@
 // `spillway policy`: the one-page Overload and Failure Policy as a file (docs/policy.md).
 // `policy check FILE` reads it and prints every finding (src/policy/policy_check.h);
-// `policy alerts FILE --out RULES.yaml` writes its Prometheus rules (src/policy/alert_rules.h).
+// `policy alerts FILE --out RULES.yaml` writes its Prometheus rules (src/policy/alert_rules.h);
+// `policy render FILE --out DIR` writes the one page and serve's config (policy_render.h).
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -16,6 +18,7 @@
 #include "policy/alert_rules.h"
 #include "policy/policy_check.h"
 #include "policy/policy_reader.h"
+#include "policy/policy_render.h"
 
 namespace spillway::app {
 namespace {
@@ -35,17 +38,24 @@ struct PolicyCheckArgs {
   std::string today;  ///< "" for the system clock's UTC date
 };
 
-int RunPolicyCheck(const PolicyCheckArgs& a) {
-  std::chrono::sys_days today =
-      std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
-  if (!a.today.empty()) {
-    const auto day = policy::ParseDay(a.today);
-    if (!day) {
-      std::cerr << "--today: must be a date YYYY-MM-DD, got '" << a.today << "'\n";
-      return 2;
-    }
-    today = *day;
+// `--today` as a day, the clock's UTC date when empty; nullopt after saying why it is not one.
+std::optional<std::chrono::sys_days> TodayOrSay(const std::string& today) {
+  if (today.empty()) {
+    return std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
   }
+  const auto day = policy::ParseDay(today);
+  if (!day) {
+    std::cerr << "--today: must be a date YYYY-MM-DD, got '" << today << "'\n";
+  }
+  return day;
+}
+
+int RunPolicyCheck(const PolicyCheckArgs& a) {
+  const std::optional<std::chrono::sys_days> day = TodayOrSay(a.today);
+  if (!day) {
+    return 2;
+  }
+  const std::chrono::sys_days today = *day;
   const std::optional<policy::Policy> read = ReadOrSay(a.file);
   if (!read) {
     return 1;
@@ -97,6 +107,50 @@ int RunPolicyAlerts(const PolicyAlertsArgs& a) {
   return 0;
 }
 
+struct PolicyRenderArgs {
+  std::string file;
+  std::string out;
+  std::string today;
+};
+
+int RunPolicyRender(const PolicyRenderArgs& a) {
+  const std::optional<std::chrono::sys_days> day = TodayOrSay(a.today);
+  if (!day) {
+    return 2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(a.out, ec);
+  if (ec || !std::filesystem::is_directory(a.out)) {
+    std::cerr << "--out: cannot create directory " << a.out << ": " << ec.message() << "\n";
+    return 2;
+  }
+  const std::optional<policy::Policy> read = ReadOrSay(a.file);
+  if (!read) {
+    return 1;
+  }
+  const policy::RenderContext context{policy::FormatDay(*day), policy::CheckPolicy(*read, *day)};
+  const std::pair<std::string, std::string> files[] = {
+      {"policy.md", policy::RenderMarkdown(*read, context)},
+      {"policy.html", policy::RenderHtml(*read, context)},
+      {"serve.yaml", policy::ServeConfigYaml(*read)},
+  };
+  for (const auto& [name, text] : files) {
+    const std::string path = (std::filesystem::path(a.out) / name).string();
+    try {
+      OutputFile out(path, "--out");
+      *out.stream() << text;
+      out.Commit();
+    } catch (const std::runtime_error& e) {
+      std::cerr << e.what() << "\n";
+      return 1;
+    }
+  }
+  std::cout << "wrote " << a.out << "/policy.md, policy.html and serve.yaml from " << a.file
+            << " (check: " << (policy::HasError(context.findings) ? "FAILED" : "ok") << ", "
+            << context.findings.size() << " findings)\n";
+  return 0;
+}
+
 }  // namespace
 
 void AddPolicyCommand(CLI::App& app, int* exit_code) {
@@ -119,6 +173,16 @@ void AddPolicyCommand(CLI::App& app, int* exit_code) {
   rules->add_option("--out", alerts->out, "The rules file to write (check with promtool)")
       ->required();
   rules->callback([alerts, exit_code] { *exit_code = RunPolicyAlerts(*alerts); });
+
+  auto render = std::make_shared<PolicyRenderArgs>();
+  CLI::App* page = policy->add_subcommand(
+      "render", "Write the one page (policy.md, policy.html) and serve's config (serve.yaml)");
+  page->add_option("FILE", render->file, "The policy YAML")->required()->check(CLI::ExistingFile);
+  page->add_option("--out", render->out, "The directory to write into (created if missing)")
+      ->required();
+  page->add_option("--today", render->today,
+                   "The date of the rendering and of its check, YYYY-MM-DD (default: the clock's)");
+  page->callback([render, exit_code] { *exit_code = RunPolicyRender(*render); });
 }
 
 }  // namespace spillway::app

@@ -55,7 +55,7 @@ class Checker {
     }
     const auto age = (today_ - *day).count();
     if (age < 0) {
-      Error(where, fmt::format("{} {} is after today ({})", what, text, Format(today_)));
+      Error(where, fmt::format("{} {} is after today ({})", what, text, FormatDay(today_)));
       return;
     }
     const auto max_age = p_.Number("policy.max_age_days");
@@ -181,18 +181,18 @@ class Checker {
     }
   }
 
-  static std::string Format(sys_days day) {
-    const std::chrono::year_month_day ymd(day);
-    return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()),
-                       static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
-  }
-
   const Policy& p_;
   sys_days today_;
   std::vector<Finding> out_;
 };
 
 }  // namespace
+
+std::string FormatDay(sys_days day) {
+  const std::chrono::year_month_day ymd(day);
+  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()),
+                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+}
 
 std::string Finding::Text() const {
   return where + (severity == Severity::kError ? "error: " : "warning: ") + message;

@@ -30,6 +30,9 @@ struct Finding {
 /// neither or not a calendar date.
 std::optional<std::chrono::sys_days> ParseDay(std::string_view text);
 
+/// `day` as "YYYY-MM-DD".
+std::string FormatDay(std::chrono::sys_days day);
+
 /// Every finding about `policy` as of `today` (measurements older than policy.max_age_days
 /// are errors, as are dates after today). Errors first, then warnings, each in the order of the one
 /// page.

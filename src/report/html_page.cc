@@ -122,33 +122,6 @@ std::string Scenarios(const std::vector<RunSummary>& runs) {
 
 }  // namespace
 
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string BuildHtmlPage(const std::vector<RunSummary>& runs,
                           const std::vector<std::string>& labels,
                           const std::vector<std::string>& files, const GnuplotJob& job) {

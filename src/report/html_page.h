@@ -6,13 +6,11 @@
 #include <string_view>
 #include <vector>
 
+#include "core/html_escape.h"
 #include "report/gnuplot_charts.h"
 #include "report/run_summary.h"
 
 namespace spillway {
-
-/// `text` safe as HTML element content or a quoted attribute value: & < > " ' escaped.
-std::string HtmlEscape(std::string_view text);
 
 /// The page for `runs` (labels and input files: one per run, in order): title; a table of the
 /// runs (label in the run's chart colour, policy, scenario, profile, source, seed, replicas,

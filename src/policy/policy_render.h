@@ -1,0 +1,35 @@
+#pragma once
+// The one page, rendered from a policy file as `spillway policy render` writes it: Markdown
+// and HTML with every value, its unit and its source (the measurement's command and date, the
+// bound's arithmetic, the decision's reason), the derived figures (aggregate mu, the goodput
+// page's floor), both checklists, and `policy check`'s findings on top; plus the `spillway
+// serve` config the policy's numbers make. Pure: the date and the findings are arguments.
+
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+#include "policy/policy_check.h"
+
+namespace spillway::policy {
+
+/// What a rendering says besides the policy: when it was rendered ("YYYY-MM-DD") and what
+/// CheckPolicy found as of then.
+struct RenderContext {
+  std::string rendered_on;
+  std::vector<Finding> findings;
+};
+
+/// The page as Markdown (GitHub-flavoured tables).
+std::string RenderMarkdown(const Policy& policy, const RenderContext& context);
+
+/// The page as one self-contained HTML document (inline CSS, nothing fetched).
+std::string RenderHtml(const Policy& policy, const RenderContext& context);
+
+/// A `spillway serve --config` file with the policy's engine flags, admission (policy, SLOs,
+/// KV headroom, queue bounds, the max_tokens clamp) and timeouts (the request deadline at the
+/// gateway's timeout, the client's above it). Tenants need API keys, which a policy does not
+/// hold: their bucket is a comment to fill in.
+std::string ServeConfigYaml(const Policy& policy);
+
+}  // namespace spillway::policy
