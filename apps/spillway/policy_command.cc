@@ -28,7 +28,8 @@ std::optional<policy::Policy> ReadOrSay(const std::string& path) {
   try {
     return policy::ReadPolicyFile(path);
   } catch (const config::ConfigError& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << e.what() << "\n"
+              << path << ": FAILED (the file does not read; fix the error above first)\n";
     return std::nullopt;
   }
 }

@@ -20,6 +20,21 @@ std::string Duration(double seconds) {
   return fmt::format("{}ms", std::llround(seconds * 1000));
 }
 
+// Text as a literal in a Prometheus annotation, which is a Go template: "{{" would open an
+// action, so it is written as the action that prints it.
+std::string TemplateLiteral(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 2, "{{") == 0) {
+      out += "{{ \"{{\" }}";
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 double Get(const Policy& p, std::string_view path) { return p.Number(path).value_or(0); }
 
 struct Alert {
@@ -42,7 +57,7 @@ void EmitAlert(YAML::Emitter& out, const Alert& a, const std::string& policy_nam
   out << YAML::EndMap;
   out << YAML::Key << "annotations" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "summary" << YAML::Value << a.summary;
-  out << YAML::Key << "policy" << YAML::Value << policy_name + ": " + a.field;
+  out << YAML::Key << "policy" << YAML::Value << TemplateLiteral(policy_name) + ": " + a.field;
   out << YAML::EndMap;
   out << YAML::EndMap;
 }

@@ -66,6 +66,7 @@ std::vector<FieldSpec> BuildFields() {
 
       Text("engine.version", "Engine (pinned version)"),
       Integer("engine.max_num_seqs", "--max-num-seqs", 1, kMaxCount),
+      Optional(Integer("engine.max_num_active_seqs", "--max-num-active-seqs", 1, kMaxCount)),
       Integer("engine.max_num_batched_tokens", "--max-num-batched-tokens", 1, kMaxCount),
       Bool("engine.enable_chunked_prefill", "--enable-chunked-prefill"),
       Integer("engine.max_num_queued_reqs", "--max-num-queued-reqs", 1, kMaxCount),
@@ -83,6 +84,8 @@ std::vector<FieldSpec> BuildFields() {
 
       Optional(Text("cascade.fallback_model", "Model cascade: fallback model")),
       Optional(Measured(Number("cascade.fallback_ttft_p95_s", "Measured fallback TTFT", "s"))),
+      Optional(Measured(
+          Number("cascade.quality_delta", "Quality delta on the eval set", "", -1e9, 1e9, false))),
       Optional(Integer("cascade.clamp_max_tokens", "Clamp max_tokens to", 1, kMaxCount)),
       Optional(Bool("cascade.exact_cache", "Exact-result cache")),
 
@@ -152,7 +155,9 @@ const std::vector<std::pair<std::string_view, std::string_view>>& ChecklistItems
       {"disconnect_frees_kv", "Client disconnect -> abort -> KV blocks freed, in a load test"},
       {"cascade_tested", "Fallback cascade tested: 429 -> model cascade -> degradation -> cache"},
       {"retry_storm", "Retry storm of 100 clients x 3 retries with jitter: no synchronised spike"},
-      {"trace_replay", "A trace replay checked against the simulator's prediction"},
+      {"trace_replay",
+       "Cost model validated against a traffic replay (a trace replay checked against the "
+       "simulator's prediction)"},
   };
   static const std::vector<std::pair<std::string_view, std::string_view>> none;
   if (section == "cancellation") {

@@ -18,8 +18,10 @@ class Checker {
         CheckSource(*v);
       }
     }
-    CheckChecklist(p_.cancellation);
-    CheckChecklist(p_.validation);
+    CheckChecklist(p_.cancellation, "cancellation");
+    CheckChecklist(p_.validation, "validation");
+    CheckApproval();
+    CheckConsistency();
     CheckTimeouts();
     CheckGates();
     CheckCapacity();
@@ -103,7 +105,8 @@ class Checker {
     }
   }
 
-  void CheckChecklist(const std::vector<ChecklistItem>& items) {
+  void CheckChecklist(const std::vector<ChecklistItem>& items, std::string_view name) {
+    int unchecked = 0;
     for (const ChecklistItem& item : items) {
       if (item.verdict == Verdict::kFail) {
         Error(item.where, "failed: " + item.evidence);
@@ -111,6 +114,52 @@ class Checker {
       if (!item.checked_at.empty()) {
         CheckDate(item.where, "checked_at", item.checked_at, "");
       }
+      unchecked += item.verdict == Verdict::kUnchecked ? 1 : 0;
+    }
+    if (unchecked > 0) {
+      Warn(p_.file + ": " + std::string(name) + ": ",
+           fmt::format("{} of {} items unchecked (the lesson: checked before production traffic)",
+                       unchecked, items.size()));
+    }
+  }
+
+  void CheckApproval() {
+    if (const Value* date = p_.Find("approval.date"); date != nullptr) {
+      CheckDate(date->where, "approval.date", date->text, "");
+    }
+  }
+
+  // Numbers that contradict each other.
+  void CheckConsistency() {
+    const auto weights = p_.Number("model.weight_bytes");
+    const auto memory = p_.Number("model.gpu_memory_bytes");
+    if (weights && memory && *weights >= *memory) {
+      Error(Where("model.weight_bytes"),
+            fmt::format("the weights ({:.4g} bytes) do not fit the GPU's memory ({:.4g} bytes), "
+                        "with no room for KV cache",
+                        *weights, *memory));
+    }
+    const auto base = p_.Number("workload.base_rate_rps");
+    const auto burst = p_.Number("workload.burst_rate_rps");
+    if (base && burst && *burst < *base) {
+      Warn(Where("workload.burst_rate_rps"),
+           fmt::format("lambda_burst ({} req/s) is below lambda_base ({} req/s)", *burst, *base));
+    }
+    const auto waiting = p_.Number("observability.waiting_requests");
+    const auto queued = p_.Number("engine.max_num_queued_reqs");
+    if (waiting && queued && *waiting >= *queued) {
+      Warn(Where("observability.waiting_requests"),
+           fmt::format("the waiting-requests page ({}) is not below the queue bound "
+                       "max_num_queued_reqs ({}): it can never fire",
+                       *waiting, *queued));
+    }
+    const auto gateway = p_.Number("timeouts.gateway_s");
+    const auto e2e = p_.Number("slo.e2e_p99_s");
+    if (gateway && e2e && *e2e > *gateway) {
+      Warn(Where("slo.e2e_p99_s"),
+           fmt::format("the gateway answers 504 at {} s, before the p99 E2E objective ({} s): "
+                       "requests between the two are failures, not slow successes",
+                       *gateway, *e2e));
     }
   }
 
@@ -221,6 +270,23 @@ std::optional<sys_days> ParseDay(std::string_view text) {
     // "Thh:mm:ss" then optional fraction, then Z.
     if (rest.size() < 10 || rest[0] != 'T' || rest[3] != ':' || rest[6] != ':' ||
         rest.back() != 'Z') {
+      return std::nullopt;
+    }
+    for (std::size_t i : {1, 2, 4, 5, 7, 8}) {
+      if (rest[i] < '0' || rest[i] > '9') {
+        return std::nullopt;
+      }
+    }
+    const int hh = (rest[1] - '0') * 10 + (rest[2] - '0');
+    const int mm = (rest[4] - '0') * 10 + (rest[5] - '0');
+    const int ss = (rest[7] - '0') * 10 + (rest[8] - '0');
+    if (hh > 23 || mm > 59 || ss > 60) {  // 60: a leap second
+      return std::nullopt;
+    }
+    const std::string_view fraction = rest.substr(9, rest.size() - 10);
+    if (!fraction.empty() &&
+        (fraction[0] != '.' || fraction.size() < 2 ||
+         fraction.find_first_not_of("0123456789", 1) != std::string_view::npos)) {
       return std::nullopt;
     }
   }

@@ -162,6 +162,10 @@ std::vector<ChecklistItem> ReadChecklist(const Field& section, std::string_view 
       if (item.verdict != Verdict::kUnchecked && item.evidence.empty()) {
         f["evidence"].FailSaying("is required with a verdict of pass or fail");
       }
+      if (item.verdict != Verdict::kUnchecked && item.checked_at.empty()) {
+        f["checked_at"].FailSaying(
+            "is required with a verdict of pass or fail (the date it was checked)");
+      }
     }
     out.push_back(std::move(item));
   }

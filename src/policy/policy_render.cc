@@ -143,13 +143,18 @@ std::string_view LabelOf(std::string_view checklist, std::string_view id) {
   return id;
 }
 
-std::string Md(std::string_view text) {  // a table cell: pipes and line breaks escaped
+// Markdown text: pipes (table cells), line breaks and raw HTML escaped.
+std::string Md(std::string_view text) {
   std::string out;
   for (const char c : text) {
     if (c == '|') {
       out += "\\|";
     } else if (c == '\n') {
       out += ' ';
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
     } else {
       out += c;
     }
@@ -186,11 +191,12 @@ std::string RenderMarkdown(const Policy& p, const RenderContext& c) {
         const std::string_view label = LabelOf(s.checklist_name, item.id);
         switch (item.verdict) {
           case Verdict::kPass:
-            out += fmt::format("- [x] {}: {}{}\n", label, item.evidence,
-                               item.checked_at.empty() ? "" : " (" + item.checked_at + ")");
+            out +=
+                fmt::format("- [x] {}: {} ({})\n", label, Md(item.evidence), Md(item.checked_at));
             break;
           case Verdict::kFail:
-            out += fmt::format("- [ ] **FAILED** {}: {}\n", label, item.evidence);
+            out += fmt::format("- [ ] **FAILED** {}: {} ({})\n", label, Md(item.evidence),
+                               Md(item.checked_at));
             break;
           case Verdict::kUnchecked:
             out += fmt::format("- [ ] {}\n", label);
@@ -218,7 +224,7 @@ std::string RenderHtml(const Policy& p, const RenderContext& c) {
       "th:nth-child(1) {{ width: 24%; }} th:nth-child(2) {{ width: 28%; }}\n"
       "th, td {{ border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; "
       "vertical-align: top; }}\n"
-      "td.value {{ font-weight: bold; overflow-wrap: anywhere; }}\n"
+      "td {{ overflow-wrap: anywhere; }} td.value {{ font-weight: bold; }}\n"
       "tr.measured td.source {{ color: #05570d; }}\n"
       ".error {{ color: #b00020; }} .warning {{ color: #8a5a00; }}\n"
       "ul.checklist {{ list-style: none; padding-left: 0; }}\n"
@@ -250,7 +256,7 @@ std::string RenderHtml(const Policy& p, const RenderContext& c) {
           text = "<span class=\"error\">FAILED</span> " + text;
         }
         if (!item.evidence.empty()) {
-          text += ": " + HtmlEscape(item.evidence);
+          text += ": " + HtmlEscape(item.evidence) + " (" + HtmlEscape(item.checked_at) + ")";
         }
         out += fmt::format("<li>{} {}</li>\n", box, text);
       }
@@ -296,6 +302,10 @@ std::string ServeConfigYaml(const Policy& p) {
   }
   out += fmt::format("timeouts:\n  request_timeout_s: {}\n  client_timeout_s: {}\n",
                      text("timeouts.gateway_s"), text("timeouts.client_s"));
+  out += fmt::format(
+      "# The queue-ingress deadline: serve derives it from ttft_slo_s (the policy's "
+      "queue_ingress_s is {} s).\n",
+      text("timeouts.queue_ingress_s"));
   out += fmt::format(
       "# api_keys: one per tenant, each with rate_rps: {} and burst: {} (the policy's token "
       "bucket), e.g.\n#   - {{key: sk-team-a, tenant: team-a, rate_rps: {}, burst: {}}}\n",

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -75,6 +76,18 @@ TEST_F(AlertRulesPromtoolTest, EachAlertFiresOnItsSeriesAndStaysSilentOnTheOneBe
       {"promtool", "test", "rules", (dir_ / "alert_rules_promtool_test.yaml").string()}, 60);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("SUCCESS"), std::string::npos) << r.output;
+}
+
+TEST_F(AlertRulesPromtoolTest, ANameWithTemplateBracesStaysLiteral) {
+  // Annotations are Go templates: a policy named "team {{ x" made rules promtool rejects.
+  std::ifstream in(kAlertsPolicy);
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string name = "  name: reference";
+  yaml.replace(yaml.find(name), name.size(), "  name: team {{ oops }} reference");
+  const std::filesystem::path rules = dir_ / "braces.yaml";
+  std::ofstream(rules) << policy::AlertRulesYaml(policy::ReadPolicyString(yaml, "p.yaml"));
+  const CommandResult r = RunCommand({"promtool", "check", "rules", rules.string()}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 TEST(AlertRulesCommandTest, AnUnwritableOutIsAUsageErrorAndABadPolicyWritesNothing) {

@@ -151,7 +151,8 @@ TEST(PolicyCheckTest, CapacityBelowTheBaseLoadIsAnErrorAndBelowTheBurstAWarning)
 TEST(PolicyCheckTest, AFailedChecklistItemIsAnErrorWithItsEvidence) {
   const std::string errors =
       Errors(FindingsWith("  retry_storm:\n    verdict: unchecked",
-                          "  retry_storm:\n    verdict: fail\n    evidence: peak 6.1x the mean"));
+                          "  retry_storm:\n    verdict: fail\n    evidence: peak 6.1x the mean\n"
+                          "    checked_at: 2026-12-05"));
   EXPECT_NE(errors.find("validation.retry_storm: error: failed: peak 6.1x the mean"),
             std::string::npos)
       << errors;
@@ -164,6 +165,28 @@ TEST(PolicyCheckTest, ParseDayTakesADateOrAUtcTimestampAndNothingElse) {
   EXPECT_FALSE(ParseDay("2026-13-01"));
   EXPECT_FALSE(ParseDay("2026-12-5"));
   EXPECT_FALSE(ParseDay(""));
+  // A time of day that is not one (a new user's 25:61 passed).
+  EXPECT_FALSE(ParseDay("2026-12-05T25:61:00Z"));
+  EXPECT_FALSE(ParseDay("2026-12-05T99:99:99Z"));
+  EXPECT_FALSE(ParseDay("2026-12-05T01:02:03.Z"));
+  EXPECT_FALSE(ParseDay("2026-12-05T01:02:03.2xZ"));
+  EXPECT_TRUE(ParseDay("2026-12-31T23:59:60Z"));  // a leap second
+}
+
+TEST(PolicyCheckTest, NumbersThatContradictEachOtherAreFound) {
+  const std::string weights = Errors(
+      FindingsWith("  weight_bytes:\n    value: 13.48e9", "  weight_bytes:\n    value: 130e9"));
+  EXPECT_NE(weights.find("model.weight_bytes: error: the weights (1.3e+11 bytes) do not fit"),
+            std::string::npos)
+      << weights;
+  const std::vector<Finding> waiting =
+      FindingsWith("  waiting_requests:\n    value: 10", "  waiting_requests:\n    value: 1000");
+  EXPECT_TRUE(std::any_of(waiting.begin(), waiting.end(), [](const Finding& f) {
+    return f.message.find("it can never fire") != std::string::npos;
+  }));
+  EXPECT_NE(Errors(FindingsWith("cost:\n", "approval: {date: not a date}\ncost:\n"))
+                .find("approval.date 'not a date' is not a date"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -123,11 +123,17 @@ TEST(PolicyReaderTest, AChecklistVerdictNeedsEvidenceAndAKnownItem) {
             std::string::npos);
   EXPECT_NE(ErrorOf(yaml + "validation: {retry_stom: {verdict: pass}}\n").find("unknown field"),
             std::string::npos);
+  EXPECT_NE(ErrorOf(yaml + "validation: {retry_storm: {verdict: pass, evidence: e}}\n")
+                .find("validation.retry_storm.checked_at: is required with a verdict"),
+            std::string::npos);
   EXPECT_NE(ErrorOf(yaml + "validation: {retry_storm: {verdict: ok, evidence: e}}\n")
                 .find("must be one of pass, fail, unchecked"),
             std::string::npos);
   const Policy p = ReadPolicyString(
-      yaml + "validation: {retry_storm: {verdict: pass, evidence: peak 1.4x mean}}\n", "p.yaml");
+      yaml +
+          "validation: {retry_storm: {verdict: pass, evidence: peak 1.4x mean, checked_at: "
+          "2026-12-05}}\n",
+      "p.yaml");
   const auto it = std::find_if(p.validation.begin(), p.validation.end(),
                                [](const ChecklistItem& i) { return i.id == "retry_storm"; });
   ASSERT_NE(it, p.validation.end());

@@ -28,7 +28,7 @@ TEST(PolicyRenderTest, TheMarkdownPageGivesEachValueItsSourceAndTheDerivedFigure
   const std::string md = RenderMarkdown(p, OnTheDay(p));
   for (const char* expected :
        {"# Overload and Failure Policy: reference (emulated seed-a100-7b behind spillway serve)",
-        "`spillway policy check` as of 2026-12-05: ok (1 findings)",
+        "`spillway policy check` as of 2026-12-05: ok (4 findings)",
         "| Single-replica mu | 10.34 req/s | measured 2026-12-05T01:01:00Z: `spillway sim "
         "--scenario scenarios/seed-burst.yaml --measure-capacity --json "
         "out/policy/capacity.json` (out/policy/capacity.json, engine spillway emulated "
@@ -51,14 +51,16 @@ TEST(PolicyRenderTest, ThePageShowsAFailedCheckAndTheChecklistVerdicts) {
     text << in.rdbuf();
     yaml = text.str();
   }
-  yaml.replace(yaml.find("  retry_storm:\n    verdict: unchecked"), 36,
-               "  retry_storm:\n    verdict: pass\n    evidence: peak <1.3x> the mean & no spike");
+  const std::string unchecked = "  retry_storm:\n    verdict: unchecked";
+  yaml.replace(yaml.find(unchecked), unchecked.size(),
+               "  retry_storm:\n    verdict: pass\n    evidence: peak <1.3x> the mean & no spike\n"
+               "    checked_at: 2026-12-05");
   const Policy p = ReadPolicyString(yaml, "p.yaml");
   const RenderContext late{"2027-06-01", CheckPolicy(p, *ParseDay("2027-06-01"))};
   const std::string md = RenderMarkdown(p, late);
   EXPECT_NE(md.find("as of 2027-06-01: FAILED"), std::string::npos) << md;
   EXPECT_NE(md.find("- [x] Retry storm of 100 clients x 3 retries with jitter: no synchronised "
-                    "spike: peak <1.3x> the mean & no spike"),
+                    "spike: peak &lt;1.3x&gt; the mean & no spike (2026-12-05)"),
             std::string::npos)
       << md;
   const std::string html = RenderHtml(p, late);
