@@ -17,7 +17,8 @@
 #           test-tsan
 #   soak    build + curl and gnuplot-nox: make soak
 #   bench   build + gnuplot-nox (the failure suite's reports), wrk, curl and nginx
-#           (bench/reject_throughput.sh): make bench, bench-failure, bench-reject
+#           (bench/reject_throughput.sh, bench/cold_burst.sh), python3 (the bench scripts'
+#           free ports and figures): make bench, bench-failure, bench-reject, bench-cold-burst
 #   fuzz    build + clang-14 with its sanitizer and libFuzzer runtimes (libclang-rt-14-dev is
 #           only a recommendation of clang-14) and llvm-14 (llvm-symbolizer, readable crash
 #           stacks): make fuzz
@@ -54,7 +55,7 @@ packages_of() {
       command -v npm >/dev/null 2>&1 || packages+=(npm)
       ;;
     soak) packages+=("${build[@]}" curl gnuplot-nox) ;;
-    bench) packages+=("${build[@]}" gnuplot-nox wrk curl nginx nghttp2-client prometheus-cpp-dev redis-server) ;;
+    bench) packages+=("${build[@]}" gnuplot-nox wrk curl nginx nghttp2-client prometheus-cpp-dev redis-server python3) ;;
     fuzz) packages+=("${build[@]}" clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14) ;;
     format) packages+=(clang-format git) ;;
     all)
