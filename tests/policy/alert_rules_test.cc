@@ -5,13 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "common/run_command.h"
+#include "common/text_file.h"
 #include "policy/alert_rules.h"
 #include "policy/policy_reader.h"
 
@@ -80,8 +80,7 @@ TEST_F(AlertRulesPromtoolTest, EachAlertFiresOnItsSeriesAndStaysSilentOnTheOneBe
 
 TEST_F(AlertRulesPromtoolTest, ANameWithTemplateBracesStaysLiteral) {
   // Annotations are Go templates: a policy named "team {{ x" made rules promtool rejects.
-  std::ifstream in(kAlertsPolicy);
-  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string yaml = testing_util::ReadTextFile(kAlertsPolicy);
   const std::string name = "  name: reference";
   yaml.replace(yaml.find(name), name.size(), "  name: team {{ oops }} reference");
   const std::filesystem::path rules = dir_ / "braces.yaml";

@@ -2,12 +2,11 @@
 // shipped reference policy and expects the finding that names it.
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "common/text_file.h"
 #include "policy/policy_check.h"
 #include "policy/policy_reader.h"
 
@@ -18,12 +17,7 @@ using std::chrono::sys_days;
 
 const std::string kReference = std::string(SPILLWAY_SOURCE_DIR) + "/policies/reference.yaml";
 
-std::string ReferenceText() {
-  std::ifstream in(kReference);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+std::string ReferenceText() { return testing_util::ReadTextFile(kReference); }
 
 sys_days Day(const char* text) { return *ParseDay(text); }
 

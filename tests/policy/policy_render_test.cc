@@ -2,13 +2,12 @@
 // value with its source; and the serve config it makes, read back by serve's own loader.
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "common/run_command.h"
+#include "common/text_file.h"
 #include "config/server_config.h"
 #include "policy/policy_check.h"
 #include "policy/policy_reader.h"
@@ -44,13 +43,7 @@ TEST(PolicyRenderTest, TheMarkdownPageGivesEachValueItsSourceAndTheDerivedFigure
 }
 
 TEST(PolicyRenderTest, ThePageShowsAFailedCheckAndTheChecklistVerdicts) {
-  std::string yaml;
-  {
-    std::ifstream in(kRenderPolicy);
-    std::ostringstream text;
-    text << in.rdbuf();
-    yaml = text.str();
-  }
+  std::string yaml = testing_util::ReadTextFile(kRenderPolicy);
   const std::string unchecked = "  retry_storm:\n    verdict: unchecked";
   yaml.replace(yaml.find(unchecked), unchecked.size(),
                "  retry_storm:\n    verdict: pass\n    evidence: peak <1.3x> the mean & no spike\n"
