@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job (make demo): the reference burst served live three ways, three engines behind
-# the gateway losing two of them mid-burst, then a real trace.
+# the gateway losing two of them mid-burst, a real trace, then the one-page overload policy
+# verified against a live engine.
 #
-#   scripts/demo.sh                  the demo (about 8 minutes after the build)
+#   scripts/demo.sh                  the demo (about 10 minutes after the build)
 #   scripts/demo.sh --burst-runs N   only step 2 (the live burst, three policies and the cascade), N times, then
 #                                    one table per policy with a column per run: how much the
 #                                    live figures vary from run to run (README.md quotes it)
@@ -82,7 +83,9 @@ fi
 say "1. What does the reference engine sustain? (seed-a100-7b: Llama-2-7B on A100, emulated)"
 echo "   Bisection in the simulator on a steady Poisson rate of the 70/20/10 chat/coding/document"
 echo "   mix until p95 TTFT or p95 TPOT leaves its SLO (1.0 s / 35 ms)."
-$bin sim --scenario scenarios/seed-burst.yaml --measure-capacity | tail -1
+mkdir -p "$out/policy"
+$bin sim --scenario scenarios/seed-burst.yaml --measure-capacity \
+  --json "$out/policy/capacity.json" | tail -1
 
 say "2. The reference burst, live: 8 req/s for 10 s, 30 req/s for 40 s, 8 req/s for 10 s"
 cat <<'TXT'
@@ -190,5 +193,29 @@ else
 TXT
 fi
 
-say "Reports: open $out/live-report/index.html, $out/fleet-report/index.html (and $out/azure-report/index.html) in a browser."
+say "6. The one-page Overload and Failure Policy, verified against a live engine"
+cat <<'TXT'
+   policies/reference.yaml is the lesson's §7 template filled for this engine: mu and the
+   binding SLO from step 1's run (out/policy/capacity.json), every other value with its bound or
+   decision. `policy render` turns it into serve's config; `policy verify` runs the lesson's
+   validation checklist against a serve started on that config (baseline at 8 req/s, the
+   30 req/s burst, a retry storm of 100 clients, streams closed mid-generation, a replay
+   against the simulator: about two minutes) and writes each verdict and its evidence into
+   out/policy/policy.yaml and its page.
+TXT
+$bin policy render policies/reference.yaml --out "$out/policy" | sed 's/^/   /'
+start_server "$out/policy/serve.log" --config "$out/policy/serve.yaml"
+verify_status=0
+$bin policy verify policies/reference.yaml --target "$url" --out "$out/policy" \
+  --baseline-s 20 --burst-s 20 --replay-s 40 --no-progress | sed 's/^/   /' || verify_status=$?
+stop_server
+$bin policy alerts "$out/policy/policy.yaml" --out "$out/policy/alerts.yaml" | sed 's/^/   /'
+$bin policy check "$out/policy/policy.yaml" | tail -1 | sed 's/^/   /'
+echo "   The page: $out/policy/policy.html (Markdown: $out/policy/policy.md)."
+if [ "$verify_status" -ne 0 ]; then
+  echo "   policy verify found an item failing (exit $verify_status): its evidence is above and in the page."
+fi
+
+say "Reports: open $out/live-report/index.html, $out/fleet-report/index.html, $out/policy/policy.html (and $out/azure-report/index.html) in a browser."
 echo "Run summaries (JSON, per-second time series), per-request records and logs are in $out/."
+exit "$verify_status"

@@ -39,6 +39,10 @@ void AddSoakCheckCommand(CLI::App& app, int* exit_code);
 /// when the policy has no error (warnings allowed), 1 when it has one (or does not read), 2 on a
 /// usage error.
 void AddPolicyCommand(CLI::App& app, int* exit_code);
+/// Registers `spillway policy verify` on the `policy` command (policy_verify_command.cc).
+/// Exit codes: 0 no checklist item failed; 1 one failed; 2 bad input or a target that does not
+/// answer; 130 interrupted.
+void AddPolicyVerifyCommand(CLI::App& policy, int* exit_code);
 
 /// Directory of shipped profiles: $SPILLWAY_PROFILE_DIR, else profiles/ beside the build
 /// directory, else the source tree's profiles/.

@@ -2,6 +2,7 @@
 // `policy check FILE` reads it and prints every finding (src/policy/policy_check.h);
 // `policy alerts FILE --out RULES.yaml` writes its Prometheus rules (src/policy/alert_rules.h);
 // `policy render FILE --out DIR` writes the one page and serve's config (policy_render.h).
+// `policy verify FILE --target URL` is policy_verify_command.cc.
 
 #include <chrono>
 #include <filesystem>
@@ -184,6 +185,8 @@ void AddPolicyCommand(CLI::App& app, int* exit_code) {
   page->add_option("--today", render->today,
                    "The date of the rendering and of its check, YYYY-MM-DD (default: the clock's)");
   page->callback([render, exit_code] { *exit_code = RunPolicyRender(*render); });
+
+  AddPolicyVerifyCommand(*policy, exit_code);
 }
 
 }  // namespace spillway::app
