@@ -2,7 +2,7 @@
 // `policy check FILE` reads it and prints every finding (src/policy/policy_check.h);
 // `policy alerts FILE --out RULES.yaml` writes its Prometheus rules (src/policy/alert_rules.h);
 // `policy render FILE --out DIR` writes the one page and serve's config (policy_render.h).
-// `policy verify FILE --target URL` is policy_verify_command.cc.
+// `policy init` is policy_init_command.cc, `policy verify` policy_verify_command.cc.
 
 #include <chrono>
 #include <filesystem>
@@ -186,6 +186,7 @@ void AddPolicyCommand(CLI::App& app, int* exit_code) {
                    "The date of the rendering and of its check, YYYY-MM-DD (default: the clock's)");
   page->callback([render, exit_code] { *exit_code = RunPolicyRender(*render); });
 
+  AddPolicyInitCommand(*policy, exit_code);
   AddPolicyVerifyCommand(*policy, exit_code);
 }
 

@@ -1,10 +1,12 @@
 // `spillway sim`: the discrete-event simulator over a scenario file.
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -17,6 +19,8 @@
 #include "config/config_error.h"
 #include "config/engine_settings.h"
 #include "engine/resolve.h"
+#include "executor/emulated_executor.h"
+#include "invocation.h"
 #include "output_file.h"
 #include "report/summary_json.h"
 #include "report/table.h"
@@ -171,7 +175,15 @@ int RunCapacity(const Scenario& sc, const RunConfig& rc, const SimArgs& a, Outpu
       sc.arrival.kind == ArrivalProcess::Kind::kTrace ? "the trace replayed faster or slower"
                                                       : "Poisson arrivals of the scenario's mix");
   if (std::ofstream* out = json->stream()) {
-    *out << CapacityToJson(r);
+    const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+    const CapacityProvenance from{a.scenario,
+                                  rc.profile.name,
+                                  std::string(kEmulatedEngineName),
+                                  Invocation(),
+                                  fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now),
+                                  *sc.slo.ttft_s,
+                                  *sc.slo.tpot_s};
+    *out << CapacityToJson(r, from);
     json->Commit();
   }
   return 0;

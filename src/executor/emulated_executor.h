@@ -4,11 +4,16 @@
 // modelled, not measured on a GPU, and the text it produces is meaningless.
 
 #include <string>
+#include <string_view>
 
 #include "executor/cost_model.h"
 #include "executor/executor.h"
 
 namespace spillway {
+
+/// The engine a run on this executor names (a policy's engine.version, a capacity run's
+/// "engine"): no GPU, a roofline cost model paces each iteration.
+inline constexpr std::string_view kEmulatedEngineName = "spillway emulated executor";
 
 class EmulatedExecutor final : public Executor {
  public:

@@ -145,6 +145,10 @@ class Checker {
       Warn(Where("workload.burst_rate_rps"),
            fmt::format("lambda_burst ({} req/s) is below lambda_base ({} req/s)", *burst, *base));
     }
+    if (const auto price = p_.Number("cost.gpu_hour_usd"); price && *price == 0) {
+      Warn(Where("cost.gpu_hour_usd"),
+           "is 0: the cost of wasted engine time comes out as $0 (give the price you pay)");
+    }
     const auto waiting = p_.Number("observability.waiting_requests");
     const auto queued = p_.Number("engine.max_num_queued_reqs");
     if (waiting && queued && *waiting >= *queued) {

@@ -12,6 +12,7 @@
 // `tolerance_rps`. When even hi_rps passes, the result says so (at_search_ceiling).
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/run_config.h"
@@ -46,8 +47,27 @@ struct CapacityResult {
 CapacityResult MeasureCapacity(const Scenario& scenario, const RunConfig& config,
                                const CapacityOptions& options);
 
+/// Which SLO the rate ran into first: of the failing probes above mu, the slowest one's
+/// "ttft" (its p95 TTFT over the SLO), else "tpot", else "neither" (fewer than 95% completed);
+/// "neither" also when no probe above mu failed (at the search ceiling).
+std::string_view BindingSlo(const CapacityResult& result, Seconds ttft_slo_s, Seconds tpot_slo_s);
+
+/// Where a capacity measurement came from, for the policy that cites it (`spillway policy
+/// init` reads it back): the scenario file, the engine profile and engine, the command line,
+/// when (UTC, "YYYY-MM-DDThh:mm:ssZ") and the SLOs it was measured against.
+struct CapacityProvenance {
+  std::string scenario;
+  std::string profile;
+  std::string engine;
+  std::string command;
+  std::string measured_at;
+  Seconds ttft_slo_s = 0;
+  Seconds tpot_slo_s = 0;
+};
+
 /// {"mu_rps", "at_search_ceiling", "probes": [{rate_rps, completed_fraction, ttft_p95_s,
-/// tpot_p95_s, within_slo}]} as indented JSON.
-std::string CapacityToJson(const CapacityResult& result);
+/// tpot_p95_s, within_slo}], "binding_slo", "scenario", "profile", "engine", "command",
+/// "measured_at", "slo": {"ttft_s", "tpot_s"}} as one line of JSON.
+std::string CapacityToJson(const CapacityResult& result, const CapacityProvenance& provenance);
 
 }  // namespace spillway

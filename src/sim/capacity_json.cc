@@ -4,7 +4,24 @@
 
 namespace spillway {
 
-std::string CapacityToJson(const CapacityResult& r) {
+std::string_view BindingSlo(const CapacityResult& r, Seconds ttft_slo_s, Seconds tpot_slo_s) {
+  const CapacityProbe* first_failing = nullptr;
+  for (const CapacityProbe& p : r.probes) {
+    if (!p.within_slo && p.rate_rps > r.mu_rps &&
+        (first_failing == nullptr || p.rate_rps < first_failing->rate_rps)) {
+      first_failing = &p;
+    }
+  }
+  if (first_failing == nullptr) {
+    return "neither";
+  }
+  if (first_failing->ttft_p95_s > ttft_slo_s) {
+    return "ttft";
+  }
+  return first_failing->tpot_p95_s > tpot_slo_s ? "tpot" : "neither";
+}
+
+std::string CapacityToJson(const CapacityResult& r, const CapacityProvenance& from) {
   namespace json = boost::json;
   json::array probes;
   for (const CapacityProbe& p : r.probes) {
@@ -14,9 +31,17 @@ std::string CapacityToJson(const CapacityResult& r) {
                                   {"tpot_p95_s", p.tpot_p95_s},
                                   {"within_slo", p.within_slo}});
   }
-  const json::object o{{"mu_rps", r.mu_rps},
-                       {"at_search_ceiling", r.at_search_ceiling},
-                       {"probes", std::move(probes)}};
+  const json::object o{
+      {"mu_rps", r.mu_rps},
+      {"at_search_ceiling", r.at_search_ceiling},
+      {"probes", std::move(probes)},
+      {"binding_slo", BindingSlo(r, from.ttft_slo_s, from.tpot_slo_s)},
+      {"scenario", from.scenario},
+      {"profile", from.profile},
+      {"engine", from.engine},
+      {"command", from.command},
+      {"measured_at", from.measured_at},
+      {"slo", json::object{{"ttft_s", from.ttft_slo_s}, {"tpot_s", from.tpot_slo_s}}}};
   return json::serialize(o) + "\n";
 }
 

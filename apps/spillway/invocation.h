@@ -1,0 +1,14 @@
+#pragma once
+// The command line this process was started with, to cite as the command that made a file
+// (a measurement's evidence in a policy).
+
+#include <string>
+
+namespace spillway::app {
+
+/// "spillway ARG ..." from /proc/self/cmdline (the binary named `spillway` whatever its
+/// path; an argument with a space or a shell metacharacter single-quoted); "spillway" when
+/// it cannot be read.
+std::string Invocation();
+
+}  // namespace spillway::app

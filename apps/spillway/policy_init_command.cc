@@ -1,0 +1,122 @@
+// `spillway policy init --calibration RUN --scenario FILE --out FILE`: a draft policy from a
+// capacity run (`spillway sim --measure-capacity --json RUN`) and the workload scenario it
+// measured (src/policy/policy_init.h says what each value is filled from).
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "admission/admission.h"
+#include "commands.h"
+#include "config/config_error.h"
+#include "output_file.h"
+#include "policy/policy_check.h"
+#include "policy/policy_init.h"
+#include "policy/policy_reader.h"
+#include "sim/run_config.h"
+#include "workload/scenario.h"
+
+namespace spillway::app {
+namespace {
+
+struct InitArgs {
+  std::string calibration;
+  std::string scenario;
+  std::string out;
+  std::string name;
+  std::string profile_dir;
+  std::optional<double> gpu_hour_usd;
+  std::string gpu_price_source;
+  bool force = false;
+};
+
+int RunPolicyInit(const InitArgs& a) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!a.force && fs::exists(a.out, ec)) {
+    std::cerr << "--out: " << a.out << " exists; give --force to replace it\n";
+    return 2;
+  }
+  policy::InitInputs in;
+  Scenario scenario;
+  EngineConfig engine;
+  try {
+    in.run = policy::ReadCapacityRun(a.calibration);
+    scenario = LoadScenario(a.scenario);
+    engine = ResolveRunConfig(scenario, AdmissionPolicy::kForecast,
+                              a.profile_dir.empty() ? DefaultProfileDir() : a.profile_dir);
+  } catch (const config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  if (engine.profile.name != in.run.profile) {
+    std::cerr << a.calibration << ": measured on profile " << in.run.profile << ", but "
+              << a.scenario << " runs " << engine.profile.name
+              << ": measure the scenario's engine (spillway sim --scenario " << a.scenario
+              << " --measure-capacity --json RUN)\n";
+    return 2;
+  }
+  if (!fs::equivalent(in.run.scenario, a.scenario, ec)) {
+    std::cerr << "warning: " << a.calibration << " measured " << in.run.scenario << ", not "
+              << a.scenario << ": its mu is for that mix\n";
+  }
+  in.scenario = &scenario;
+  in.scenario_path = a.scenario;
+  in.engine = &engine;
+  in.name = a.name;
+  in.gpu_hour_usd = a.gpu_hour_usd;
+  in.gpu_price_source = a.gpu_price_source;
+  const std::string yaml = policy::InitPolicyYaml(in);
+  // What was written must read: a draft the reader refuses is a bug here, not the user's.
+  const policy::Policy draft = policy::ReadPolicyString(yaml, a.out);
+  try {
+    OutputFile out(a.out, "--out");
+    *out.stream() << yaml;
+    out.Commit();
+  } catch (const std::runtime_error& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+  const std::vector<policy::Finding> findings = policy::CheckPolicy(draft, today);
+  std::cout << fmt::format(
+      "wrote {}: mu {:g} req/s ({} bound) from {}, {} fields; check: {}, {} findings (run "
+      "spillway policy check {})\n",
+      a.out, in.run.mu_rps, in.run.binding_slo, a.calibration, draft.values.size(),
+      policy::HasError(findings) ? "FAILED" : "ok", findings.size(), a.out);
+  return 0;
+}
+
+}  // namespace
+
+void AddPolicyInitCommand(CLI::App& policy, int* exit_code) {
+  auto a = std::make_shared<InitArgs>();
+  CLI::App* cmd = policy.add_subcommand(
+      "init", "Write a draft policy from a capacity run and the workload scenario it measured");
+  cmd->add_option("--calibration", a->calibration,
+                  "The capacity run: spillway sim --scenario FILE --measure-capacity --json RUN")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--scenario", a->scenario, "The workload scenario")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", a->out, "The policy file to write")->required();
+  cmd->add_option("--name", a->name, "policy.name (default: from the profile and engine)");
+  cmd->add_option("--gpu-hour-usd", a->gpu_hour_usd,
+                  "The GPU's price, $ per hour (default: 0, marked not set)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--gpu-price-source", a->gpu_price_source,
+                  "Where the price comes from (its bound, e.g. a price list and its date)");
+  cmd->add_option("--profile-dir", a->profile_dir, "Directory of profile YAML files");
+  cmd->add_flag("--force", a->force, "Replace --out when it exists");
+  cmd->callback([a, exit_code] { *exit_code = RunPolicyInit(*a); });
+}
+
+}  // namespace spillway::app

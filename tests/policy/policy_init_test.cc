@@ -1,0 +1,148 @@
+// `spillway policy init`: a draft from a capacity run and the reference scenario carries the
+// reference policy's measured, physical and derived values with their sources, reads back, and
+// checks without an error; the command refuses a run without provenance, a run of another
+// profile, and an existing --out.
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "admission/admission.h"
+#include "common/run_command.h"
+#include "common/temp_dir.h"
+#include "common/text_file.h"
+#include "policy/policy_check.h"
+#include "policy/policy_init.h"
+#include "policy/policy_reader.h"
+#include "sim/capacity.h"
+#include "sim/run_config.h"
+
+namespace spillway::policy {
+namespace {
+
+const std::string kInitSource = SPILLWAY_SOURCE_DIR;
+
+CapacityRun ReferenceRun() {
+  CapacityRun run;
+  run.file = "out/policy/capacity.json";
+  run.mu_rps = 10.34;
+  run.binding_slo = "ttft";
+  run.scenario = "scenarios/seed-burst.yaml";
+  run.profile = "seed-a100-7b";
+  run.engine = "spillway emulated executor";
+  run.command =
+      "spillway sim --scenario scenarios/seed-burst.yaml --measure-capacity --json "
+      "out/policy/capacity.json";
+  run.measured_at = "2026-12-05T01:01:00Z";
+  return run;
+}
+
+TEST(PolicyInitTest, TheDraftCarriesTheReferencePolicysValuesAndChecksWithoutAnError) {
+  const Scenario scenario = LoadScenario(kInitSource + "/scenarios/seed-burst.yaml");
+  const EngineConfig engine =
+      ResolveRunConfig(scenario, AdmissionPolicy::kForecast, kInitSource + "/profiles");
+  InitInputs in;
+  in.run = ReferenceRun();
+  in.scenario = &scenario;
+  in.scenario_path = "scenarios/seed-burst.yaml";
+  in.engine = &engine;
+  const Policy draft = ReadPolicyString(InitPolicyYaml(in), "draft.yaml");
+  const Policy reference = ReadPolicyFile(kInitSource + "/policies/reference.yaml");
+  for (const char* path : {"model.weight_bytes",
+                           "model.gpu_memory_bytes",
+                           "model.kv_bytes_per_token",
+                           "model.max_prompt_tokens",
+                           "workload.base_rate_rps",
+                           "workload.burst_rate_rps",
+                           "workload.burst_duration_s",
+                           "slo.ttft_p95_s",
+                           "slo.tpot_p95_s",
+                           "slo.e2e_p99_s",
+                           "slo.goodput_share",
+                           "capacity.single_replica_mu_rps",
+                           "engine.max_num_seqs",
+                           "engine.max_num_batched_tokens",
+                           "admission.kv_headroom",
+                           "timeouts.client_s",
+                           "timeouts.gateway_s",
+                           "timeouts.queue_ingress_s",
+                           "cascade.clamp_max_tokens",
+                           "retry.max_retries",
+                           "observability.goodput_share_of_mu"}) {
+    ASSERT_NE(draft.Find(path), nullptr) << path;
+    EXPECT_DOUBLE_EQ(*draft.Number(path), *reference.Number(path)) << path;
+  }
+  EXPECT_EQ(draft.Find("capacity.binding_slo")->text, "ttft");
+  const Value* mu = draft.Find("capacity.single_replica_mu_rps");
+  EXPECT_EQ(mu->source.kind, SourceKind::kMeasured);
+  EXPECT_EQ(mu->source.measured.run, "out/policy/capacity.json");
+  EXPECT_EQ(mu->source.measured.profile, "seed-a100-7b");
+  EXPECT_EQ(draft.Find("model.kv_bytes_per_token")->source.kind, SourceKind::kBound);
+  EXPECT_NE(draft.Find("model.kv_bytes_per_token")->source.text.find("2 (K and V) x 32 layers"),
+            std::string::npos);
+  EXPECT_EQ(draft.Find("engine.max_num_seqs")->source.kind, SourceKind::kBound);
+  EXPECT_EQ(*draft.Number("cost.gpu_hour_usd"), 0);
+
+  const std::vector<Finding> findings = CheckPolicy(draft, *ParseDay("2026-12-05"));
+  EXPECT_FALSE(HasError(findings));
+  bool price_warned = false;
+  for (const Finding& f : findings) {
+    price_warned = price_warned || f.where.find("cost.gpu_hour_usd") != std::string::npos;
+  }
+  EXPECT_TRUE(price_warned);
+}
+
+TEST(PolicyInitTest, TheBindingSloIsTheOneTheSlowestFailingProbeBroke) {
+  CapacityResult r;
+  r.mu_rps = 10;
+  r.probes = {
+      {10, 1.0, 0.9, 0.030, true}, {20, 0.9, 3.0, 0.050, false}, {11, 1.0, 1.2, 0.030, false}};
+  EXPECT_EQ(BindingSlo(r, 1.0, 0.035), "ttft");
+  r.probes[2] = {11, 1.0, 0.9, 0.036, false};
+  EXPECT_EQ(BindingSlo(r, 1.0, 0.035), "tpot");
+  r.probes = {{10, 1.0, 0.9, 0.030, true}};
+  EXPECT_EQ(BindingSlo(r, 1.0, 0.035), "neither");
+}
+
+TEST(PolicyInitTest, TheCommandWritesADraftAndRefusesBadRunsAndAnExistingOut) {
+  const testing_util::TempDir tmp;
+  CapacityResult result;
+  result.mu_rps = 10.34;
+  result.probes = {{10.34, 1.0, 0.99, 0.03, true}, {10.5, 1.0, 1.02, 0.03, false}};
+  CapacityProvenance from{"scenarios/seed-burst.yaml",
+                          "seed-a100-7b",
+                          "spillway emulated executor",
+                          "spillway sim ...",
+                          "2026-12-05T01:01:00Z",
+                          1.0,
+                          0.035};
+  const std::string run = tmp.Write("capacity.json", CapacityToJson(result, from));
+  const std::string out = (tmp.path() / "draft.yaml").string();
+  const std::string scenario = kInitSource + "/scenarios/seed-burst.yaml";
+  const auto init = [&](const std::string& run_file, const std::string& sc) {
+    return testing_util::RunCommand({SPILLWAY_BINARY, "policy", "init", "--calibration", run_file,
+                                     "--scenario", sc, "--out", out, "--gpu-hour-usd", "5.12"},
+                                    60);
+  };
+  const testing_util::CommandResult ok = init(run, scenario);
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("mu 10.34 req/s (ttft bound)"), std::string::npos) << ok.output;
+  EXPECT_EQ(*ReadPolicyFile(out).Number("cost.gpu_hour_usd"), 5.12);
+  const testing_util::CommandResult again = init(run, scenario);
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.output.find("exists; give --force"), std::string::npos) << again.output;
+  std::filesystem::remove(out);
+
+  const std::string old = tmp.Write("old.json", "{\"mu_rps\": 10.3, \"probes\": []}\n");
+  const testing_util::CommandResult no_provenance = init(old, scenario);
+  EXPECT_EQ(no_provenance.exit_code, 2);
+  EXPECT_NE(no_provenance.output.find("no \"at_search_ceiling\""), std::string::npos)
+      << no_provenance.output;
+  const testing_util::CommandResult other = init(run, kInitSource + "/scenarios/azure-conv.yaml");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.output.find("measured on profile seed-a100-7b"), std::string::npos)
+      << other.output;
+}
+
+}  // namespace
+}  // namespace spillway::policy
