@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,7 @@ struct BenchArgs {
   double rate_multiplier = 0;
   double time_scale = 0;
   double duration_limit_s = 0;
+  std::optional<double> gpu_hour_usd;
   bool no_metrics = false;
   bool no_progress = false;
 };
@@ -120,7 +122,8 @@ int RunBenchCommand(BenchArgs& a) {
   OutputFile timeseries(a.timeseries_out, "--timeseries");
   o.records = records.stream();
   o.timeseries = timeseries.stream();
-  const loadgen::BenchResult r = loadgen::RunBench(sc, o);
+  loadgen::BenchResult r = loadgen::RunBench(sc, o);
+  r.summary.gpu_hour_usd = a.gpu_hour_usd;
   std::cout << fmt::format(
       "scenario {} ({}), seed {}, against {} (model {}), open loop over HTTP\n\n", sc.name, sc.file,
       o.seed, o.target_url, r.model);
@@ -164,6 +167,10 @@ void AddOptions(CLI::App* cmd, BenchArgs* a) {
   cmd->add_option("--time-scale", a->time_scale,
                   "Trace replay: multiply trace timestamps (0.5 = twice as fast)")
       ->check(FiniteIn(0.0, 1e6, /*lo_open=*/true));
+  cmd->add_option("--gpu-hour-usd", a->gpu_hour_usd,
+                  "Price the engine seconds at this many dollars per GPU hour (one GPU per "
+                  "engine)")
+      ->check(FiniteIn(0.0, 1e6, /*lo_open=*/false));
   cmd->add_option("--duration-limit-s", a->duration_limit_s,
                   "Send only the arrivals of the first S seconds")
       ->check(kFinitePositive);

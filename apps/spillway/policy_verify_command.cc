@@ -212,11 +212,18 @@ class Verifier {
     if (r.interrupted) {
       return std::nullopt;
     }
+    r.summary.gpu_hour_usd = GpuHourUsd();
     WriteOutput(runs_ / (name + ".json"), SummaryToJson(r.summary));
     if (records != nullptr) {
       WriteOutput(runs_ / (name + ".jsonl"), records->str());
     }
     return r;
+  }
+
+  // The policy's price of a GPU hour: the runs' engine seconds in dollars (report/cost.h).
+  std::optional<double> GpuHourUsd() const {
+    const auto price = policy_.Number("cost.gpu_hour_usd");
+    return price && *price > 0 ? price : std::nullopt;
   }
 
   template <typename F>
@@ -369,7 +376,8 @@ class Verifier {
     if (options.replicas > 1) {
       options.gateway = SimGateway{};
     }
-    const RunSummary sim = Simulate(replay, rc, options);
+    RunSummary sim = Simulate(replay, rc, options);
+    sim.gpu_hour_usd = GpuHourUsd();
     WriteOutput(runs_ / "replay-sim.json", SummaryToJson(sim));
     Record(
         policy::JudgeReplay(live->summary, sim, File("replay-live.json"), File("replay-sim.json")));

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include "admission/admission.h"
@@ -65,6 +66,7 @@ struct SimArgs {
   RunOverrides settings;  // the engine settings flags, over the scenario's
   double rate_multiplier = 0;
   double time_scale = 0;
+  std::optional<double> gpu_hour_usd;
 };
 
 /// The scenario's fleet: section for every fleet flag not given.
@@ -300,6 +302,7 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
         runs.back().router = router;
       }
       runs.back().policy = label;
+      runs.back().gpu_hour_usd = a.gpu_hour_usd;
     }
   }
   std::cout << fmt::format(
@@ -439,6 +442,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->excludes(router)
       ->excludes(records);
   sim->add_option("--profile-dir", args->profile_dir, "Directory of profile YAML files");
+  sim->add_option("--gpu-hour-usd", args->gpu_hour_usd,
+                  "Price the engine seconds at this many dollars per GPU hour (one GPU per "
+                  "engine)")
+      ->check(FiniteIn(0.0, 1e6, /*lo_open=*/false));
   // Every engine, admission and timeouts setting (the scenario's values are the defaults).
   AddSettingFlags(sim, &args->settings, {"policy"});
   sim->add_option("--check-invariants", args->check_invariants,

@@ -143,7 +143,8 @@ std::string_view LabelOf(std::string_view checklist, std::string_view id) {
   return id;
 }
 
-// Markdown text: pipes (table cells), line breaks and raw HTML escaped.
+// Markdown text: pipes (table cells), line breaks and raw HTML escaped. A '>' stays as it is:
+// it opens nothing within a line ("429 -> cascade" reads as written).
 std::string Md(std::string_view text) {
   std::string out;
   for (const char c : text) {
@@ -153,8 +154,6 @@ std::string Md(std::string_view text) {
       out += ' ';
     } else if (c == '<') {
       out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
     } else {
       out += c;
     }

@@ -290,7 +290,7 @@ std::vector<ChecklistItem> JudgeDisconnect(const DisconnectObservation& seen,
                        when + "; " + figures));
   const bool all_pass = running_back && kv_back && in_time;
   items.push_back(Item("disconnect_frees_kv", all_pass ? Verdict::kPass : Verdict::kFail,
-                       "client disconnect -> abort -> KV freed: " + when + "; " + figures));
+                       when + "; " + figures));
   return items;
 }
 

@@ -214,6 +214,9 @@ struct RunSummary {
   /// Engine time on requests that never completed for their client (abandoned, failed or
   /// dropped), before or after the client left; includes wasted_engine_s.
   std::optional<double> not_completed_engine_s;
+  /// The price of one engine's GPU for an hour, dollars, when the run was given one
+  /// (--gpu-hour-usd; report/cost.h prices the engine seconds with it).
+  std::optional<double> gpu_hour_usd;
   std::int32_t max_waiting = 0;
   std::int64_t preemptions = 0;
   std::int64_t prefill_tokens = 0;

@@ -1,5 +1,7 @@
 #include "report/summary_json.h"
 
+#include "report/cost.h"
+
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cmath>
@@ -155,6 +157,11 @@ json::object ToValue(const RunSummary& s) {
   o["engine_busy_s"] = Measured(s.engine_busy_s);
   o["wasted_engine_s"] = Measured(s.wasted_engine_s);
   o["not_completed_engine_s"] = Measured(s.not_completed_engine_s);
+  const EngineCost cost = CostOf(s);
+  o["gpu_hour_usd"] = Measured(s.gpu_hour_usd);
+  o["cost_usd"] = json::object{{"engine_busy", Measured(cost.busy_usd)},
+                               {"wasted", Measured(cost.wasted_usd)},
+                               {"not_completed", Measured(cost.not_completed_usd)}};
   o["max_waiting"] = s.max_waiting;
   o["preemptions"] = s.preemptions;
   o["prefill_tokens"] = s.prefill_tokens;

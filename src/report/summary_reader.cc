@@ -278,6 +278,10 @@ void ReadEngine(const Fields& run, RunSummary* s) {
   s->engine_busy_s = run.Measured("engine_busy_s", Need::kRequired);
   s->wasted_engine_s = run.Measured("wasted_engine_s", Need::kRequired);
   s->not_completed_engine_s = run.Measured("not_completed_engine_s", Need::kOptional);
+  s->gpu_hour_usd = run.Measured("gpu_hour_usd", Need::kOptional);
+  if (s->gpu_hour_usd && !(*s->gpu_hour_usd >= 0)) {
+    run.Fail("gpu_hour_usd", "must be a price >= 0 or null");
+  }
   s->max_waiting = static_cast<std::int32_t>(run.Integer("max_waiting"));
   s->preemptions = run.Integer("preemptions");
   s->prefill_tokens = run.Integer("prefill_tokens", Need::kOptional);

@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "report/cost.h"
+
 namespace spillway {
 namespace {
 
@@ -18,6 +20,15 @@ std::string Rate(double v) { return fmt::format("{:.2f}", v); }
 /// Engine seconds with one decimal; "n/a" when the run did not measure them.
 std::string EngineSecs(const std::optional<double>& v) {
   return v.has_value() ? fmt::format("{:.1f}", *v) : std::string("n/a");
+}
+
+// Dollars to three significant figures ($0.00327, $0.768), whole above $1000; "n/a" when
+// not priced or not measured.
+std::string Usd(const std::optional<double>& v) {
+  if (!v.has_value()) {
+    return "n/a";
+  }
+  return *v < 1000 ? fmt::format("${:.3g}", *v) : fmt::format("${:.0f}", *v);
 }
 
 std::int64_t Status(const RunSummary& s, const char* status) {
@@ -142,6 +153,14 @@ std::vector<TableRow> CompareRows(const std::vector<RunSummary>& runs) {
       {"preemptions", [](const RunSummary& s) { return Count(s.preemptions); }},
   };
   rows.insert(rows.end(), tail.begin(), tail.end());
+  // Priced only when a run was given the GPU's price (report/cost.h).
+  if (std::any_of(runs.begin(), runs.end(),
+                  [](const RunSummary& s) { return s.gpu_hour_usd.has_value(); })) {
+    rows.emplace_back("$ on wasted engine s",
+                      [](const RunSummary& s) { return Usd(CostOf(s).wasted_usd); });
+    rows.emplace_back("$ on not-completed",
+                      [](const RunSummary& s) { return Usd(CostOf(s).not_completed_usd); });
+  }
   // Only runs with prefix caching have hits to show.
   if (std::any_of(runs.begin(), runs.end(),
                   [](const RunSummary& s) { return s.prefix_cache_queries_tokens > 0; })) {

@@ -53,7 +53,7 @@ TEST(PolicyRenderTest, ThePageShowsAFailedCheckAndTheChecklistVerdicts) {
   const std::string md = RenderMarkdown(p, late);
   EXPECT_NE(md.find("as of 2027-06-01: FAILED"), std::string::npos) << md;
   EXPECT_NE(md.find("- [x] Retry storm of 100 clients x 3 retries with jitter: no synchronised "
-                    "spike: peak &lt;1.3x&gt; the mean & no spike (2026-12-05)"),
+                    "spike: peak &lt;1.3x> the mean & no spike (2026-12-05)"),
             std::string::npos)
       << md;
   const std::string html = RenderHtml(p, late);
