@@ -1,7 +1,8 @@
 // `spillway policy`: the one-page Overload and Failure Policy as a file (docs/policy.md).
 // `policy check FILE` reads it and prints every finding (src/policy/policy_check.h);
 // `policy alerts FILE --out RULES.yaml` writes its Prometheus rules (src/policy/alert_rules.h);
-// `policy render FILE --out DIR` writes the one page and serve's config (policy_render.h).
+// `policy render FILE --out DIR` writes the one page and serve's config (policy_render.h) and
+// a Grafana dashboard (grafana_dashboard.h).
 // `policy init` is policy_init_command.cc, `policy verify` policy_verify_command.cc.
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "commands.h"
 #include "output_file.h"
 #include "policy/alert_rules.h"
+#include "policy/grafana_dashboard.h"
 #include "policy/policy_check.h"
 #include "policy/policy_reader.h"
 #include "policy/policy_render.h"
@@ -135,6 +137,7 @@ int RunPolicyRender(const PolicyRenderArgs& a) {
       {"policy.md", policy::RenderMarkdown(*read, context)},
       {"policy.html", policy::RenderHtml(*read, context)},
       {"serve.yaml", policy::ServeConfigYaml(*read)},
+      {"grafana-dashboard.json", policy::GrafanaDashboardJson(*read)},
   };
   for (const auto& [name, text] : files) {
     const std::string path = (std::filesystem::path(a.out) / name).string();
@@ -147,7 +150,8 @@ int RunPolicyRender(const PolicyRenderArgs& a) {
       return 1;
     }
   }
-  std::cout << "wrote " << a.out << "/policy.md, policy.html and serve.yaml from " << a.file
+  std::cout << "wrote " << a.out
+            << "/policy.md, policy.html, serve.yaml and grafana-dashboard.json from " << a.file
             << " (check: " << (policy::HasError(context.findings) ? "FAILED" : "ok") << ", "
             << context.findings.size() << " findings)\n";
   return 0;
@@ -177,8 +181,10 @@ void AddPolicyCommand(CLI::App& app, int* exit_code) {
   rules->callback([alerts, exit_code] { *exit_code = RunPolicyAlerts(*alerts); });
 
   auto render = std::make_shared<PolicyRenderArgs>();
-  CLI::App* page = policy->add_subcommand(
-      "render", "Write the one page (policy.md, policy.html) and serve's config (serve.yaml)");
+  CLI::App* page =
+      policy->add_subcommand("render",
+                             "Write the one page (policy.md, policy.html), serve's config "
+                             "(serve.yaml) and a Grafana dashboard (grafana-dashboard.json)");
   page->add_option("FILE", render->file, "The policy YAML")->required()->check(CLI::ExistingFile);
   page->add_option("--out", render->out, "The directory to write into (created if missing)")
       ->required();

@@ -39,6 +39,7 @@
 #include "loadgen/bench_runner.h"
 #include "output_file.h"
 #include "policy/checklist_yaml.h"
+#include "policy/grafana_dashboard.h"
 #include "policy/policy_check.h"
 #include "policy/policy_reader.h"
 #include "policy/policy_render.h"
@@ -454,6 +455,7 @@ int RunPolicyVerify(const VerifyArgs& a) {
     WriteOutput(fs::path(a.out) / "policy.md", policy::RenderMarkdown(reread, context));
     WriteOutput(fs::path(a.out) / "policy.html", policy::RenderHtml(reread, context));
     WriteOutput(fs::path(a.out) / "serve.yaml", policy::ServeConfigYaml(reread));
+    WriteOutput(fs::path(a.out) / "grafana-dashboard.json", policy::GrafanaDashboardJson(reread));
   } catch (const std::runtime_error& e) {
     std::cerr << e.what() << "\n";
     return 2;
