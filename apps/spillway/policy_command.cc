@@ -22,6 +22,7 @@
 #include "policy/policy_check.h"
 #include "policy/policy_reader.h"
 #include "policy/policy_render.h"
+#include "policy_findings.h"
 
 namespace spillway::app {
 namespace {
@@ -65,7 +66,7 @@ int RunPolicyCheck(const PolicyCheckArgs& a) {
     return 1;
   }
   const policy::Policy& p = *read;
-  const std::vector<policy::Finding> findings = policy::CheckPolicy(p, today);
+  const std::vector<policy::Finding> findings = PolicyFindings(p, today);
   int errors = 0;
   for (const policy::Finding& f : findings) {
     std::cout << f.Text() << "\n";
@@ -132,7 +133,7 @@ int RunPolicyRender(const PolicyRenderArgs& a) {
   if (!read) {
     return 1;
   }
-  const policy::RenderContext context{policy::FormatDay(*day), policy::CheckPolicy(*read, *day)};
+  const policy::RenderContext context{policy::FormatDay(*day), PolicyFindings(*read, *day)};
   const std::pair<std::string, std::string> files[] = {
       {"policy.md", policy::RenderMarkdown(*read, context)},
       {"policy.html", policy::RenderHtml(*read, context)},

@@ -20,6 +20,7 @@
 #include "policy/policy_check.h"
 #include "policy/policy_init.h"
 #include "policy/policy_reader.h"
+#include "policy_findings.h"
 #include "sim/run_config.h"
 #include "workload/scenario.h"
 
@@ -85,7 +86,7 @@ int RunPolicyInit(const InitArgs& a) {
     return 2;
   }
   const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
-  const std::vector<policy::Finding> findings = policy::CheckPolicy(draft, today);
+  const std::vector<policy::Finding> findings = PolicyFindings(draft, today);
   std::cout << fmt::format(
       "wrote {}: mu {:g} req/s ({} bound) from {}, {} fields; check: {}, {} findings (run "
       "spillway policy check {})\n",

@@ -45,6 +45,7 @@
 #include "policy/policy_render.h"
 #include "policy/verify_plan.h"
 #include "policy/verify_verdicts.h"
+#include "policy_findings.h"
 #include "report/summary_json.h"
 #include "server_gauges.h"
 #include "sim/run_config.h"
@@ -449,7 +450,7 @@ int RunPolicyVerify(const VerifyArgs& a) {
   const std::string with = policy::WithChecklists(text, *verified);
   const policy::Policy reread = policy::ReadPolicyString(with, out_file.string());
   const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
-  const policy::RenderContext context{policy::FormatDay(today), policy::CheckPolicy(reread, today)};
+  const policy::RenderContext context{policy::FormatDay(today), PolicyFindings(reread, today)};
   try {
     WriteOutput(out_file, with);
     WriteOutput(fs::path(a.out) / "policy.md", policy::RenderMarkdown(reread, context));

@@ -1,0 +1,18 @@
+#pragma once
+// Everything `spillway policy` says about a policy: CheckPolicy's findings and the engine
+// flags checked against the profile the policy names (src/policy/engine_flags_check.h), the
+// profile looked up among the shipped ones.
+
+#include <chrono>
+#include <vector>
+
+#include "policy/policy.h"
+#include "policy/policy_check.h"
+
+namespace spillway::app {
+
+/// Errors first, then warnings. A model.profile that does not load is a warning saying the
+/// flags were not checked.
+std::vector<policy::Finding> PolicyFindings(const policy::Policy& p, std::chrono::sys_days today);
+
+}  // namespace spillway::app
