@@ -43,8 +43,9 @@ void AddPolicyCommand(CLI::App& app, int* exit_code);
 /// Exit codes: 0 no checklist item failed; 1 one failed; 2 bad input or a target that does not
 /// answer; 130 interrupted.
 void AddPolicyVerifyCommand(CLI::App& policy, int* exit_code);
-/// Registers `spillway policy init` (policy_init_command.cc). Exit codes: 0 written; 2 bad
-/// input (a run or scenario that does not read, a profile mismatch, --out existing).
+/// Registers `spillway policy init` (policy_init_command.cc). Exit codes: 0 written; 1 written,
+/// but `policy check` finds an error in it (a stale run); 2 bad input (a run or scenario that
+/// does not read, a profile mismatch, --out existing or one of the inputs).
 void AddPolicyInitCommand(CLI::App& policy, int* exit_code);
 
 /// Directory of shipped profiles: $SPILLWAY_PROFILE_DIR, else profiles/ beside the build

@@ -4,6 +4,7 @@
 // profile looked up among the shipped ones.
 
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "policy/policy.h"
@@ -11,8 +12,12 @@
 
 namespace spillway::app {
 
+/// The policy's workload.scenario `given` as a path: as given, else beside the policy file
+/// (and its parent: policies/ sits beside scenarios/); "" when none exists.
+std::string FindPolicyScenario(const std::string& given, const std::string& policy_file);
+
 /// Errors first, then warnings. A model.profile that does not load is a warning saying the
-/// flags were not checked.
+/// flags were not checked; so is a workload.scenario that is not there.
 std::vector<policy::Finding> PolicyFindings(const policy::Policy& p, std::chrono::sys_days today);
 
 }  // namespace spillway::app

@@ -64,6 +64,17 @@ int RunPolicyInit(const InitArgs& a) {
               << " --measure-capacity --json RUN)\n";
     return 2;
   }
+  for (const std::string& input : {a.calibration, a.scenario}) {
+    if (fs::equivalent(a.out, input, ec)) {
+      std::cerr << "--out: " << a.out << " is " << input
+                << ", an input the policy cites: write the policy elsewhere\n";
+      return 2;
+    }
+  }
+  if (in.run.at_search_ceiling) {
+    std::cerr << "warning: " << a.calibration << ": mu is at the search's ceiling (at least "
+              << in.run.mu_rps << " req/s, not the sustainable rate)\n";
+  }
   if (!fs::equivalent(in.run.scenario, a.scenario, ec)) {
     std::cerr << "warning: " << a.calibration << " measured " << in.run.scenario << ", not "
               << a.scenario << ": its mu is for that mix\n";
@@ -75,13 +86,23 @@ int RunPolicyInit(const InitArgs& a) {
   in.gpu_hour_usd = a.gpu_hour_usd;
   in.gpu_price_source = a.gpu_price_source;
   const std::string yaml = policy::InitPolicyYaml(in);
-  // What was written must read: a draft the reader refuses is a bug here, not the user's.
-  const policy::Policy draft = policy::ReadPolicyString(yaml, a.out);
+  policy::Policy draft;
   try {
+    draft = policy::ReadPolicyString(yaml, a.out);
+  } catch (const config::ConfigError& e) {
+    std::cerr << "the draft from " << a.calibration
+              << " does not read (nothing written): " << e.what() << "\n";
+    return 2;
+  }
+  try {
+    const fs::path parent = fs::path(a.out).parent_path();
+    if (!parent.empty()) {
+      fs::create_directories(parent);
+    }
     OutputFile out(a.out, "--out");
     *out.stream() << yaml;
     out.Commit();
-  } catch (const std::runtime_error& e) {
+  } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     return 2;
   }
@@ -92,7 +113,12 @@ int RunPolicyInit(const InitArgs& a) {
       "spillway policy check {})\n",
       a.out, in.run.mu_rps, in.run.binding_slo, a.calibration, draft.values.size(),
       policy::HasError(findings) ? "FAILED" : "ok", findings.size(), a.out);
-  return 0;
+  for (const policy::Finding& f : findings) {
+    if (f.severity == policy::Severity::kError) {
+      std::cout << f.Text() << "\n";
+    }
+  }
+  return policy::HasError(findings) ? 1 : 0;
 }
 
 }  // namespace
@@ -110,11 +136,12 @@ void AddPolicyInitCommand(CLI::App& policy, int* exit_code) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", a->out, "The policy file to write")->required();
   cmd->add_option("--name", a->name, "policy.name (default: from the profile and engine)");
-  cmd->add_option("--gpu-hour-usd", a->gpu_hour_usd,
-                  "The GPU's price, $ per hour (default: 0, marked not set)")
-      ->check(CLI::Range(0.0, 1e6));
+  CLI::Option* price = cmd->add_option("--gpu-hour-usd", a->gpu_hour_usd,
+                                       "The GPU's price, $ per hour (default: 0, marked not set)")
+                           ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--gpu-price-source", a->gpu_price_source,
-                  "Where the price comes from (its bound, e.g. a price list and its date)");
+                  "Where the price comes from (its bound, e.g. a price list and its date)")
+      ->needs(price);
   cmd->add_option("--profile-dir", a->profile_dir, "Directory of profile YAML files");
   cmd->add_flag("--force", a->force, "Replace --out when it exists");
   cmd->callback([a, exit_code] { *exit_code = RunPolicyInit(*a); });

@@ -37,6 +37,8 @@
 #include "config/config_error.h"
 #include "config/server_config.h"
 #include "loadgen/bench_runner.h"
+#include "net/http_get.h"
+#include "net/target.h"
 #include "output_file.h"
 #include "policy/checklist_yaml.h"
 #include "policy/grafana_dashboard.h"
@@ -89,19 +91,6 @@ std::string NowUtc() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
 }
 
-// workload.scenario as given, else beside the policy file (and its parent: policies/ sits
-// beside scenarios/); "" when none exists.
-std::string FindScenario(const std::string& given, const std::string& policy_file) {
-  const fs::path dir = fs::path(policy_file).parent_path();
-  for (const fs::path& p : {fs::path(given), dir / given, dir.parent_path() / given}) {
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec)) {
-      return p.string();
-    }
-  }
-  return "";
-}
-
 // Writes `text` to `path`; throws std::runtime_error.
 void WriteOutput(const fs::path& path, const std::string& text) {
   OutputFile out(path.string(), "--out");
@@ -117,6 +106,31 @@ class Verifier {
         workload_(std::move(workload)),
         runs_(fs::path(a.out) / "verify"),
         gauges_(a.target, a.metrics_urls) {}
+
+  // One request to the end before any test: the target must answer as an OpenAI-compatible
+  // server. Empty when it did, else why not. Also warns when an emulated Spillway engine runs
+  // another profile than the policy names (the replay would then disagree).
+  std::string Preflight() {
+    Scenario one = policy::DisconnectScenario(policy_, workload_, 1, kPaceTokens, kNever);
+    one.name = workload_.name + "-verify-preflight";
+    std::ostringstream records;
+    loadgen::BenchOptions o = Options("preflight");
+    o.records = &records;
+    o.progress = false;
+    const loadgen::BenchResult r = loadgen::RunBench(one, o);
+    if (r.summary.completed == 1) {
+      WarnOnProfile();
+      return "";
+    }
+    std::string why = "no answer";
+    ForEachRecord(records.str(), [&](const boost::json::object& rec) {
+      why = fmt::format("status {}, {} {}", rec.at("status").to_number<double>(),
+                        rec.at("outcome").as_string().c_str(),
+                        rec.at("reason").is_string() ? rec.at("reason").as_string().c_str() : "");
+    });
+    return fmt::format("one request (POST {}/v1/completions, {} tokens) did not complete: {}",
+                       a_.target, kPaceTokens, why);
+  }
 
   // Runs every test; false when interrupted.
   bool Run() {
@@ -136,6 +150,9 @@ class Verifier {
   }
 
   const policy::Policy& verified() const { return policy_; }
+
+  /// The metrics sources that answer without the gauges the disconnect test reads.
+  std::vector<std::string> SilentMetrics() const { return gauges_.Silent(); }
 
  private:
   bool Baseline() {
@@ -201,14 +218,7 @@ class Verifier {
     if (!gauges_.WaitIdle(120, 5)) {
       std::cerr << "warning: requests were still in the engines after 120 s; testing anyway\n";
     }
-    loadgen::BenchOptions o;
-    o.target_url = a_.target;
-    o.model = a_.model;
-    o.api_key = a_.api_key;
-    o.metrics_urls = a_.metrics_urls;
-    o.policy_label = "verify " + name;
-    o.seed = workload_.seed;
-    o.progress = !a_.no_progress && ::isatty(STDERR_FILENO) == 1;
+    loadgen::BenchOptions o = Options(name);
     o.records = records;
     loadgen::BenchResult r = loadgen::RunBench(scenario, o);
     if (r.interrupted) {
@@ -220,6 +230,44 @@ class Verifier {
       WriteOutput(runs_ / (name + ".jsonl"), records->str());
     }
     return r;
+  }
+
+  loadgen::BenchOptions Options(const std::string& name) const {
+    loadgen::BenchOptions o;
+    o.target_url = a_.target;
+    o.model = a_.model;
+    o.api_key = a_.api_key;
+    o.metrics_urls = a_.metrics_urls;
+    o.policy_label = "verify " + name;
+    o.seed = workload_.seed;
+    o.progress = !a_.no_progress && ::isatty(STDERR_FILENO) == 1;
+    return o;
+  }
+
+  // A Spillway serve says which profile its emulated engine runs (GET /v1/models,
+  // data[0].spillway.executor "emulated:NAME"): another than model.profile is worth a warning.
+  void WarnOnProfile() const {
+    const policy::Value* profile = policy_.Find("model.profile");
+    if (profile == nullptr) {
+      return;
+    }
+    boost::asio::io_context ioc;
+    const net::Target t = net::ParseTarget(a_.target);
+    const net::GetResult got = net::HttpGetNow(net::Resolve(ioc, t), t, "/v1/models", 5);
+    boost::system::error_code ec;
+    const boost::json::value v = boost::json::parse(got.body, ec);
+    const boost::json::value* executor =
+        ec ? nullptr : v.find_pointer("/data/0/spillway/executor", ec);
+    if (ec || executor == nullptr || !executor->is_string()) {
+      return;
+    }
+    const std::string running(executor->as_string());
+    if (running != "emulated:" + profile->text) {
+      std::cout << fmt::format(
+          "warning: the target runs {}, the policy names profile {}: the replay is predicted on "
+          "the policy's\n",
+          running, profile->text);
+    }
   }
 
   // The policy's price of a GPU hour: the runs' engine seconds in dollars (report/cost.h).
@@ -349,7 +397,25 @@ class Verifier {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
     }
-    for (policy::ChecklistItem& item : policy::JudgeDisconnect(seen, File("disconnect.json"))) {
+    WriteOutput(runs_ / "disconnect-gauges.json",
+                boost::json::serialize(boost::json::object{
+                    {"streams", seen.streams},
+                    {"left_mid_stream", seen.left_mid_stream},
+                    {"metrics", seen.metrics},
+                    {"running",
+                     {{"idle", seen.running_idle},
+                      {"peak", seen.running_peak},
+                      {"after", seen.running_after}}},
+                    {"kv_usage",
+                     {{"idle", seen.kv_idle}, {"peak", seen.kv_peak}, {"after", seen.kv_after}}},
+                    {"freed_after_s", seen.freed_after_s ? boost::json::value(*seen.freed_after_s)
+                                                         : boost::json::value(nullptr)},
+                    {"waited_s", seen.waited_s},
+                    {"remaining_s", seen.remaining_s},
+                    {"bound_s", policy::DisconnectFreedBoundS(seen)}}) +
+                    "\n");
+    for (policy::ChecklistItem& item : policy::JudgeDisconnect(
+             seen, File("disconnect.json") + ", " + File("disconnect-gauges.json"))) {
       Record(std::move(item));
     }
     return true;
@@ -393,7 +459,23 @@ class Verifier {
   ServerGauges gauges_;
 };
 
-int RunPolicyVerify(const VerifyArgs& a) {
+// A --metrics-url as a base URL: the engines' /metrics is what is read, so a URL that names
+// it ("http://h:8000/metrics") means the same engine.
+std::string MetricsBase(std::string url) {
+  while (!url.empty() && url.back() == '/') {
+    url.pop_back();
+  }
+  constexpr std::string_view kSuffix = "/metrics";
+  if (url.size() > kSuffix.size() && url.ends_with(kSuffix)) {
+    url.resize(url.size() - kSuffix.size());
+  }
+  return url;
+}
+
+int RunPolicyVerify(VerifyArgs a) {  // a copy: the metrics URLs are normalised
+  for (std::string& url : a.metrics_urls) {
+    url = MetricsBase(url);
+  }
   policy::Policy read;
   std::string text;
   try {
@@ -406,7 +488,8 @@ int RunPolicyVerify(const VerifyArgs& a) {
   }
   const policy::Value* named = read.Find("workload.scenario");
   const std::string given = !a.scenario.empty() ? a.scenario : named ? named->text : "";
-  const std::string scenario_file = a.scenario.empty() ? FindScenario(given, a.file) : a.scenario;
+  const std::string scenario_file =
+      a.scenario.empty() ? FindPolicyScenario(given, a.file) : a.scenario;
   if (scenario_file.empty()) {
     std::cerr << a.file << ": workload.scenario: no file " << given
               << " (as given, nor beside the policy); name it with --scenario\n";
@@ -419,17 +502,27 @@ int RunPolicyVerify(const VerifyArgs& a) {
     std::cerr << e.what() << "\n";
     return 2;
   }
-  std::error_code ec;
-  fs::create_directories(fs::path(a.out) / "verify", ec);
-  if (ec) {
-    std::cerr << "--out: cannot create " << a.out << "/verify: " << ec.message() << "\n";
-    return 2;
-  }
   std::optional<policy::Policy> verified;
   try {
     Verifier v(a, read, workload);
     std::cout << fmt::format("verifying {} against {} (workload {}); runs go to {}/verify\n",
                              a.file, a.target, scenario_file, a.out);
+    if (const std::string wrong = v.Preflight(); !wrong.empty()) {
+      std::cerr << "verify: " << a.target
+                << " does not answer as an OpenAI-compatible server: " << wrong << "\n";
+      return 2;
+    }
+    for (const std::string& silent : v.SilentMetrics()) {
+      std::cout << "warning: " << silent
+                << "/metrics answers with no vllm:num_requests_running and KV usage gauges: the "
+                   "disconnect items need them\n";
+    }
+    std::error_code ec;
+    fs::create_directories(fs::path(a.out) / "verify", ec);
+    if (ec) {
+      std::cerr << "--out: cannot create " << a.out << "/verify: " << ec.message() << "\n";
+      return 2;
+    }
     if (!v.Run()) {
       std::cerr << "interrupted: the policy was not written\n";
       return 130;

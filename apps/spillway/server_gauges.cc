@@ -12,7 +12,7 @@ ServerGauges::ServerGauges(const std::string& target_url,
   for (const std::string& url : urls) {
     net::Target t = net::ParseTarget(url);
     net::Endpoints e = net::Resolve(ioc_, t);
-    sources_.push_back({std::move(t), std::move(e)});
+    sources_.push_back({url, std::move(t), std::move(e)});
   }
 }
 
@@ -32,6 +32,18 @@ std::optional<metrics::ServerSnapshot> ServerGauges::Read(Seconds timeout_s) con
     return std::nullopt;
   }
   return metrics::SumSnapshots(parts);
+}
+
+std::vector<std::string> ServerGauges::Silent() const {
+  std::vector<std::string> silent;
+  for (const Source& s : sources_) {
+    const net::GetResult got = net::HttpGetNow(s.endpoints, s.target, "/metrics", 2);
+    const metrics::ServerSnapshot snap = metrics::ReadServerSnapshot(got.body);
+    if (got.status != 200 || !snap.running || !snap.kv_usage) {
+      silent.push_back(s.url);
+    }
+  }
+  return silent;
 }
 
 bool ServerGauges::WaitIdle(Seconds limit_s, Seconds fallback_s) const {

@@ -32,8 +32,12 @@ class ServerGauges {
   /// with requests still in the engines.
   bool WaitIdle(Seconds limit_s, Seconds fallback_s) const;
 
+  /// The sources (their URLs) that answer no snapshot with both gauges right now.
+  std::vector<std::string> Silent() const;
+
  private:
   struct Source {
+    std::string url;
     net::Target target;
     net::Endpoints endpoints;
   };

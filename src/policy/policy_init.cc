@@ -12,6 +12,7 @@
 #include "config/config_error.h"
 #include "config/engine_settings.h"
 #include "policy/policy.h"
+#include "policy/policy_check.h"
 
 namespace spillway::policy {
 namespace {
@@ -47,7 +48,7 @@ std::string Measured(std::string_view key, const std::string& value, const Capac
   return fmt::format(
       "  {}:\n    value: {}\n    measured:\n      run: {}\n      command: {}\n      at: {}\n"
       "      engine: {}\n      profile: {}\n",
-      key, value, Q(run.file), Q(run.command), run.measured_at, Q(run.engine), Q(run.profile));
+      key, value, Q(run.file), Q(run.command), Q(run.measured_at), Q(run.engine), Q(run.profile));
 }
 
 std::int32_t DistMax(const TokenDist& d) {
@@ -83,11 +84,18 @@ Rates RatesOf(const Scenario& s) {
       break;
     }
     case ArrivalProcess::Kind::kTrace: {
+      // The records the replay window holds (after time scaling), as the arrivals do.
       const auto records = s.TraceRecords();
       const Seconds span = std::max(s.ArrivalSpan(), 1e-9);
-      r.base = r.burst = static_cast<double>(records->size()) * s.arrival.rate_multiplier / span;
+      const Seconds from_s = s.arrival.trace_start_s;
+      std::int64_t in_window = 0;
+      for (const TraceRecord& rec : *records) {
+        const Seconds t = rec.time_s * s.arrival.time_scale;
+        in_window += t >= from_s && t < from_s + span ? 1 : 0;
+      }
+      r.base = r.burst = static_cast<double>(in_window) * s.arrival.rate_multiplier / span;
       r.burst_s = span;
-      r.how = "the trace's mean rate over its span (a trace has no separate burst)";
+      r.how = "the trace's mean rate over its replay window (a trace has no separate burst)";
       break;
     }
     case ArrivalProcess::Kind::kBurst:
@@ -133,25 +141,41 @@ CapacityRun ReadCapacityRun(const std::string& path) {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   boost::system::error_code ec;
   const json::value doc = json::parse(text, ec);
-  if (ec || !doc.is_object()) {
-    throw config::ConfigError(path + ": not a JSON object (" + ec.message() + ")");
+  if (ec) {
+    throw config::ConfigError(path + ": not JSON (" + ec.message() + ")");
+  }
+  if (!doc.is_object()) {
+    throw config::ConfigError(path + ": not a JSON object (a capacity run is one)");
   }
   const json::object& o = doc.as_object();
   CapacityRun run;
   run.file = path;
   const json::value& mu = Key(o, "mu_rps", path);
-  if (!mu.is_number() || mu.to_number<double>() <= 0) {
-    throw config::ConfigError(path + ": \"mu_rps\" must be a number > 0 (no rate met the SLOs)");
+  if (!mu.is_number()) {
+    throw config::ConfigError(path + ": \"mu_rps\" must be a number");
+  }
+  if (!(mu.to_number<double>() > 0)) {
+    throw config::ConfigError(path + ": \"mu_rps\" must be > 0 (0: no probed rate met the SLOs)");
   }
   run.mu_rps = mu.to_number<double>();
   const json::value& ceiling = Key(o, "at_search_ceiling", path);
   run.at_search_ceiling = ceiling.is_bool() && ceiling.as_bool();
   run.binding_slo = StringKey(o, "binding_slo", path);
+  if (run.binding_slo != "ttft" && run.binding_slo != "tpot" && run.binding_slo != "neither") {
+    throw config::ConfigError(path + ": \"binding_slo\" must be ttft, tpot or neither, got \"" +
+                              run.binding_slo + "\"");
+  }
   run.scenario = StringKey(o, "scenario", path);
   run.profile = StringKey(o, "profile", path);
   run.engine = StringKey(o, "engine", path);
   run.command = StringKey(o, "command", path);
   run.measured_at = StringKey(o, "measured_at", path);
+  if (!ParseDay(run.measured_at)) {
+    throw config::ConfigError(path +
+                              ": \"measured_at\" must be a UTC time YYYY-MM-DDThh:mm:ssZ, "
+                              "got \"" +
+                              run.measured_at + "\"");
+  }
   return run;
 }
 

@@ -39,6 +39,20 @@ std::string Refusals(const RunSummary& run) {
   return reasons.empty() ? out : out + " (" + reasons + ")";
 }
 
+// Requests the target broke: failed after admission, or sent and never answered (connection
+// refused or reset: a crash mid-run); "" when none.
+std::string Broken(const RunSummary& run) {
+  const std::int64_t unanswered =
+      std::max<std::int64_t>(0, run.offered - run.admitted - run.rejected_total);
+  if (run.failed == 0 && unanswered == 0) {
+    return "";
+  }
+  return fmt::format(
+      "the target failed {} admitted requests and left {} unanswered (no "
+      "response: refused or reset, a crash?)",
+      run.failed, unanswered);
+}
+
 bool Within(double live, double sim, double floor) {
   return std::abs(live - sim) <= std::max(kReplayTolerance * std::abs(sim), floor);
 }
@@ -59,13 +73,16 @@ ChecklistItem JudgeBaseline(const Policy& policy, const RunSummary& baseline,
   const bool tpot_ok = baseline.tpot_s.count == 0 || baseline.tpot_s.p95 <= tpot_slo;
   const bool share_ok = share >= share_slo;
   std::string evidence = fmt::format(
-      "{} requests at {:g} req/s for {:g} s: p95 TTFT {} (SLO {}), p95 TPOT {:.1f} ms (SLO "
+      "{} requests at {:.1f} req/s for {:g} s: p95 TTFT {} (SLO {}), p95 TPOT {:.1f} ms (SLO "
       "{:.1f} ms), goodput {:.2f} req/s = {:.2f}% of requests (objective {:g}%); refused: {} "
       "({})",
       baseline.first_attempts, baseline.first_attempts / std::max(baseline.duration_s, 1e-9),
       baseline.duration_s, Ms(baseline.ttft_s.p95), Ms(ttft_slo), baseline.tpot_s.p95 * 1e3,
       tpot_slo * 1e3, baseline.goodput_rps, share * 100, share_slo * 100, Refusals(baseline),
       run_file);
+  if (const std::string broken = Broken(baseline); !broken.empty()) {
+    return Item("replica_baseline", Verdict::kFail, broken + ": " + evidence);
+  }
   return Item("replica_baseline", ttft_ok && tpot_ok && share_ok ? Verdict::kPass : Verdict::kFail,
               std::move(evidence));
 }
@@ -80,8 +97,9 @@ ChecklistItem JudgeChunkedPrefill(const Policy& policy, const ChecklistItem& bas
   const Value* budget = policy.Find("engine.max_num_batched_tokens");
   return Item(
       "chunked_prefill_baseline", baseline.verdict,
-      fmt::format("the replica baseline ran with chunked prefill as the policy sets it "
-                  "(enable_chunked_prefill true, max_num_batched_tokens {}) on the one replica: "
+      fmt::format("the policy enables chunked prefill (max_num_batched_tokens {}); verify "
+                  "cannot read the engine's flags, so this is the replica baseline of the engine "
+                  "as deployed (render's serve.yaml, or the flags the policy lists): "
                   "{}",
                   budget != nullptr ? budget->text : "unset", baseline.evidence));
 }
@@ -95,13 +113,16 @@ ChecklistItem JudgeAdmission(const Policy& policy, const RunSummary& burst,
       status_500 == burst.rejected_by_status.end() ? 0 : status_500->second;
   const bool ttft_ok = burst.ttft_s.count == 0 || burst.ttft_s.p95 <= ttft_slo;
   std::string evidence = fmt::format(
-      "{} requests at {:g} req/s for {:g} s: admitted {}, refused at the door {} ({}), dropped "
+      "{} requests at {:.1f} req/s for {:g} s: admitted {}, refused at the door {} ({}), dropped "
       "at the queue head {}, {} of the refusals with a Retry-After; p95 TTFT of those served "
       "{} (SLO {}), goodput {:.2f} req/s ({})",
       burst.first_attempts, burst.first_attempts / std::max(burst.duration_s, 1e-9),
       burst.duration_s, burst.admitted, burst.rejected_total, Refusals(burst),
       burst.dropped_at_queue_head, burst.retry_after.checked, Ms(burst.ttft_s.p95), Ms(ttft_slo),
       burst.goodput_rps, run_file);
+  if (const std::string broken = Broken(burst); !broken.empty()) {
+    return Item("admission_rejects", Verdict::kFail, broken + ": " + evidence);
+  }
   if (errors_500 > 0) {
     return Item("admission_rejects", Verdict::kFail,
                 fmt::format("{} answers were 500 under load; {}", errors_500, evidence));
@@ -262,6 +283,13 @@ std::vector<ChecklistItem> JudgeDisconnect(const DisconnectObservation& seen,
     return all(Verdict::kUnchecked,
                "the streams never showed as running in the target's metrics: " + figures);
   }
+  if (seen.running_peak - seen.running_idle < seen.streams) {
+    return all(Verdict::kUnchecked,
+               fmt::format("the metrics read saw {:g} of the {} streams running: behind a "
+                           "gateway, name every engine with --metrics-url: ",
+                           seen.running_peak - seen.running_idle, seen.streams) +
+                   figures);
+  }
   const bool running_back = seen.running_after <= seen.running_idle;
   const bool kv_back = seen.kv_after <= seen.kv_idle + kKvUsageSlack;
   const Seconds bound_s = DisconnectFreedBoundS(seen);
@@ -278,11 +306,12 @@ std::vector<ChecklistItem> JudgeDisconnect(const DisconnectObservation& seen,
   // on. Seen and polled pass with the abort.
   const Verdict seen_verdict = running_back && in_time ? Verdict::kPass : Verdict::kFail;
   items.push_back(Item("disconnect_seen", seen_verdict, when + "; " + figures));
-  items.push_back(
-      Item("disconnect_polled", seen_verdict,
-           "the requests stopped while generating, before their last token: the streaming "
-           "loop noticed the disconnect: " +
-               when + "; " + figures));
+  items.push_back(Item("disconnect_polled", seen_verdict,
+                       (seen_verdict == Verdict::kPass
+                            ? "the requests stopped while generating, before their last token: "
+                              "the streaming loop noticed the disconnect: "
+                            : "the requests went on generating after their clients left: ") +
+                           when + "; " + figures));
   items.push_back(Item("abort_at_iteration",
                        running_back && in_time ? Verdict::kPass : Verdict::kFail,
                        when + "; " + figures));
@@ -309,6 +338,9 @@ ChecklistItem JudgeReplay(const RunSummary& live, const RunSummary& sim, std::st
       kReplayTolerance * 100, live_file, sim_file);
   if (live.first_attempts == 0) {
     return Item("trace_replay", Verdict::kUnchecked, "no request was sent: " + evidence);
+  }
+  if (const std::string broken = Broken(live); !broken.empty()) {
+    return Item("trace_replay", Verdict::kFail, broken + ": " + evidence);
   }
   return Item("trace_replay",
               goodput_ok && admitted_ok && ttft_ok ? Verdict::kPass : Verdict::kFail,

@@ -138,6 +138,20 @@ TEST(PolicyInitTest, TheCommandWritesADraftAndRefusesBadRunsAndAnExistingOut) {
   EXPECT_EQ(no_provenance.exit_code, 2);
   EXPECT_NE(no_provenance.output.find("no \"at_search_ceiling\""), std::string::npos)
       << no_provenance.output;
+  std::string bad_binding = CapacityToJson(result, from);
+  bad_binding.replace(bad_binding.find("\"ttft\""), 6, "\"ttft\\\"\\nx: [\"");
+  const testing_util::CommandResult injected = init(tmp.Write("bad.json", bad_binding), scenario);
+  EXPECT_EQ(injected.exit_code, 2) << injected.output;
+  EXPECT_NE(injected.output.find("\"binding_slo\" must be ttft, tpot or neither"),
+            std::string::npos)
+      << injected.output;
+  const testing_util::CommandResult onto_input =
+      testing_util::RunCommand({SPILLWAY_BINARY, "policy", "init", "--calibration", run,
+                                "--scenario", scenario, "--out", run, "--force"},
+                               60);
+  EXPECT_EQ(onto_input.exit_code, 2);
+  EXPECT_NE(onto_input.output.find("an input the policy cites"), std::string::npos)
+      << onto_input.output;
   const testing_util::CommandResult other = init(run, kInitSource + "/scenarios/azure-conv.yaml");
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.output.find("measured on profile seed-a100-7b"), std::string::npos)

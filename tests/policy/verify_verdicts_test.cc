@@ -59,6 +59,15 @@ TEST(VerifyVerdictsTest, AdmissionPassesWhenItRefusesAndKeepsTheSloFailsWhenItDo
   RunSummary errors = shed;
   errors.rejected_by_status["500"] = 1;
   EXPECT_EQ(JudgeAdmission(p, errors, "burst.json").verdict, Verdict::kFail);
+  // The target died mid-burst: requests failed and others got no response at all.
+  RunSummary crashed = shed;
+  crashed.offered = crashed.first_attempts = 700;
+  crashed.failed = 40;
+  const ChecklistItem died = JudgeAdmission(p, crashed, "burst.json");
+  EXPECT_EQ(died.verdict, Verdict::kFail);
+  EXPECT_NE(died.evidence.find("failed 40 admitted requests and left 100 unanswered"),
+            std::string::npos)
+      << died.evidence;
 }
 
 TEST(VerifyVerdictsTest, TheCascadePassesOnAnyOfItsStepsAndStaysUncheckedWithoutOne) {
@@ -139,6 +148,13 @@ TEST(VerifyVerdictsTest, ADisconnectPassesWhenTheEngineFreesWithinTheBoundAndFai
   held.kv_after = 0.05;
   held.waited_s = 5;
   EXPECT_EQ(JudgeDisconnect(held, "d.json")[3].verdict, Verdict::kFail);
+  DisconnectObservation half = Disconnect(0.04);  // behind a gateway, one engine of two read
+  half.running_peak = 4;
+  EXPECT_EQ(JudgeDisconnect(half, "d.json")[0].verdict, Verdict::kUnchecked);
+  EXPECT_NE(JudgeDisconnect(half, "d.json")[0].evidence.find("saw 4 of the 8 streams"),
+            std::string::npos);
+  EXPECT_NE(JudgeDisconnect(slow, "d.json")[1].evidence.find("went on generating"),
+            std::string::npos);
   DisconnectObservation no_metrics = Disconnect(0.04);
   no_metrics.metrics = false;
   EXPECT_EQ(JudgeDisconnect(no_metrics, "d.json")[0].verdict, Verdict::kUnchecked);
