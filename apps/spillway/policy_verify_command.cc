@@ -100,6 +100,9 @@ void WriteOutput(const fs::path& path, const std::string& text) {
 
 class Verifier {
  public:
+  /// What Preflight returns when Ctrl-C stopped it.
+  static constexpr std::string_view kInterrupted = "interrupted";
+
   Verifier(const VerifyArgs& a, policy::Policy p, Scenario workload)
       : a_(a),
         policy_(std::move(p)),
@@ -117,7 +120,11 @@ class Verifier {
     loadgen::BenchOptions o = Options("preflight");
     o.records = &records;
     o.progress = false;
+    o.max_request_s = 60;  // a target that never answers is not waited on for long
     const loadgen::BenchResult r = loadgen::RunBench(one, o);
+    if (r.interrupted) {
+      return std::string(kInterrupted);
+    }
     if (r.summary.completed == 1) {
       WarnOnProfile();
       return "";
@@ -507,7 +514,12 @@ int RunPolicyVerify(VerifyArgs a) {  // a copy: the metrics URLs are normalised
     Verifier v(a, read, workload);
     std::cout << fmt::format("verifying {} against {} (workload {}); runs go to {}/verify\n",
                              a.file, a.target, scenario_file, a.out);
-    if (const std::string wrong = v.Preflight(); !wrong.empty()) {
+    const std::string wrong = v.Preflight();
+    if (wrong == Verifier::kInterrupted) {
+      std::cerr << "interrupted: the policy was not written\n";
+      return 130;
+    }
+    if (!wrong.empty()) {
       std::cerr << "verify: " << a.target
                 << " does not answer as an OpenAI-compatible server: " << wrong << "\n";
       return 2;
