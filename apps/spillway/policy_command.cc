@@ -139,6 +139,7 @@ int RunPolicyRender(const PolicyRenderArgs& a) {
       {"policy.html", policy::RenderHtml(*read, context)},
       {"serve.yaml", policy::ServeConfigYaml(*read)},
       {"grafana-dashboard.json", policy::GrafanaDashboardJson(*read)},
+      {"gateway.yaml", policy::GatewayConfigYaml(*read)},
   };
   for (const auto& [name, text] : files) {
     const std::string path = (std::filesystem::path(a.out) / name).string();
@@ -152,9 +153,9 @@ int RunPolicyRender(const PolicyRenderArgs& a) {
     }
   }
   std::cout << "wrote " << a.out
-            << "/policy.md, policy.html, serve.yaml and grafana-dashboard.json from " << a.file
-            << " (check: " << (policy::HasError(context.findings) ? "FAILED" : "ok") << ", "
-            << context.findings.size() << " findings)\n";
+            << "/policy.md, policy.html, serve.yaml, gateway.yaml and grafana-dashboard.json from "
+            << a.file << " (check: " << (policy::HasError(context.findings) ? "FAILED" : "ok")
+            << ", " << context.findings.size() << " findings)\n";
   return 0;
 }
 

@@ -561,6 +561,7 @@ int RunPolicyVerify(VerifyArgs a) {  // a copy: the metrics URLs are normalised
     WriteOutput(fs::path(a.out) / "policy.md", policy::RenderMarkdown(reread, context));
     WriteOutput(fs::path(a.out) / "policy.html", policy::RenderHtml(reread, context));
     WriteOutput(fs::path(a.out) / "serve.yaml", policy::ServeConfigYaml(reread));
+    WriteOutput(fs::path(a.out) / "gateway.yaml", policy::GatewayConfigYaml(reread));
     WriteOutput(fs::path(a.out) / "grafana-dashboard.json", policy::GrafanaDashboardJson(reread));
   } catch (const std::runtime_error& e) {
     std::cerr << e.what() << "\n";

@@ -313,4 +313,42 @@ std::string ServeConfigYaml(const Policy& p) {
   return out;
 }
 
+std::string GatewayConfigYaml(const Policy& p) {
+  const auto text = [&](std::string_view path, std::string_view fallback) {
+    const Value* v = p.Find(path);
+    return v != nullptr ? v->text : std::string(fallback);
+  };
+  std::string out = fmt::format(
+      "# spillway gateway --config: the numbers of the policy {}, rendered by `spillway policy "
+      "render`.\n# Give the engines with --endpoint KIND=URL (or fill pools below); change the "
+      "policy and render again.\n",
+      p.file);
+  out += fmt::format("router:\n  policy: gateway\n  ttft_slo_s: {}\n", text("slo.ttft_p95_s", "1"));
+  out += fmt::format("timeouts:\n  request_timeout_s: {}\n", text("timeouts.gateway_s", "4.5"));
+  const Value* cache = p.Find("cascade.exact_cache");
+  if (cache != nullptr && cache->flag) {
+    out +=
+        "cache:\n  max_entries: 10000   # the policy keeps an exact-result cache; its size is "
+        "the deployment's\n";
+  }
+  out += fmt::format(
+      "# pools: the engines of {} (and of the fallback), e.g.\n"
+      "#   - model: MODEL_ID   # the id the engines serve\n"
+      "#     endpoints: [\"vllm=http://10.0.0.1:8000\"]\n",
+      text("model.name", "the model"));
+  if (p.Find("cascade.clamp_max_tokens") != nullptr) {
+    out += fmt::format("#     degrade_max_tokens: {}\n", text("cascade.clamp_max_tokens", ""));
+  }
+  if (const Value* fallback = p.Find("cascade.fallback_model")) {
+    out += fmt::format("#     fallbacks: [{}]\n#   - model: {}\n#     endpoints: [...]\n",
+                       fallback->text, fallback->text);
+  }
+  out += fmt::format(
+      "# api_keys: one per tenant, the policy's token bucket and per-client retry rate, e.g.\n"
+      "#   - {{key: sk-team-a, tenant: team-a, rate_rps: {}, burst: {}, retry_rps: {}}}\n",
+      text("admission.tenant_rate_rps", "10"), text("admission.tenant_burst", "20"),
+      text("retry.per_client_rate_rps", "5"));
+  return out;
+}
+
 }  // namespace spillway::policy

@@ -32,4 +32,10 @@ std::string RenderHtml(const Policy& policy, const RenderContext& context);
 /// hold: their bucket is a comment to fill in.
 std::string ServeConfigYaml(const Policy& policy);
 
+/// A `spillway gateway --config` file with the policy's numbers: the TTFT SLO it admits
+/// against, its deadline (timeouts.gateway_s), the exact-result cache when the policy keeps
+/// one. The endpoints, the cascade's pools (the max_tokens clamp, the fallback model) and the
+/// tenants' keys are the deployment's: they are comments to fill in with the policy's values.
+std::string GatewayConfigYaml(const Policy& policy);
+
 }  // namespace spillway::policy

@@ -9,6 +9,7 @@
 #include "common/run_command.h"
 #include "common/text_file.h"
 #include "config/server_config.h"
+#include "gateway/gateway_config.h"
 #include "policy/policy_check.h"
 #include "policy/policy_reader.h"
 #include "policy/policy_render.h"
@@ -79,6 +80,20 @@ TEST(PolicyRenderTest, TheServeConfigReadsBackWithThePolicysNumbers) {
   EXPECT_EQ(c.engine.request_timeout_s, 4.5);
   EXPECT_EQ(c.client_timeout_s, 5.0);
   server::ValidateServerConfig(c, "serve.yaml");  // the timeout hierarchy serve checks
+}
+
+TEST(PolicyRenderTest, TheGatewayConfigReadsBackWithThePolicysNumbers) {
+  const Policy p = ReadPolicyFile(kRenderPolicy);
+  const std::string yaml = GatewayConfigYaml(p);
+  gateway::GatewayConfig c = gateway::LoadGatewayConfigFromString(yaml, "gateway.yaml");
+  EXPECT_EQ(c.router.ttft_slo_s, 1.0);
+  EXPECT_EQ(c.request_timeout_s, 4.5);
+  EXPECT_EQ(c.cache.max_entries, 10000);  // the policy keeps an exact-result cache
+  EXPECT_NE(yaml.find("#     degrade_max_tokens: 64"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("rate_rps: 30, burst: 60, retry_rps: 5"), std::string::npos) << yaml;
+  c.pools.push_back(gateway::PoolConfig{});  // the deployment gives the endpoints
+  c.pools.back().endpoints.push_back(gateway::ParseEndpointFlag("vllm=http://127.0.0.1:8000"));
+  gateway::ValidateGatewayConfig(c, "gateway.yaml");  // the timeout order the gateway checks
 }
 
 TEST(PolicyRenderCommandTest, RenderWritesThePageInBothFormsAndServesConfig) {
