@@ -18,7 +18,6 @@
 #include "commands.h"
 #include "output_file.h"
 #include "policy/alert_rules.h"
-#include "policy/grafana_dashboard.h"
 #include "policy/policy_check.h"
 #include "policy/policy_reader.h"
 #include "policy/policy_render.h"
@@ -134,14 +133,7 @@ int RunPolicyRender(const PolicyRenderArgs& a) {
     return 1;
   }
   const policy::RenderContext context{policy::FormatDay(*day), PolicyFindings(*read, *day)};
-  const std::pair<std::string, std::string> files[] = {
-      {"policy.md", policy::RenderMarkdown(*read, context)},
-      {"policy.html", policy::RenderHtml(*read, context)},
-      {"serve.yaml", policy::ServeConfigYaml(*read)},
-      {"grafana-dashboard.json", policy::GrafanaDashboardJson(*read)},
-      {"gateway.yaml", policy::GatewayConfigYaml(*read)},
-  };
-  for (const auto& [name, text] : files) {
+  for (const auto& [name, text] : policy::RenderFiles(*read, context)) {
     const std::string path = (std::filesystem::path(a.out) / name).string();
     try {
       OutputFile out(path, "--out");

@@ -41,7 +41,6 @@
 #include "net/target.h"
 #include "output_file.h"
 #include "policy/checklist_yaml.h"
-#include "policy/grafana_dashboard.h"
 #include "policy/policy_check.h"
 #include "policy/policy_reader.h"
 #include "policy/policy_render.h"
@@ -116,9 +115,11 @@ class Verifier {
   std::string Preflight() {
     Scenario one = policy::DisconnectScenario(policy_, workload_, 1, kPaceTokens, kNever);
     one.name = workload_.name + "-verify-preflight";
-    std::ostringstream records;
+    std::string why = "no answer";
     loadgen::BenchOptions o = Options("preflight");
-    o.records = &records;
+    o.on_record = [&why](const AttemptRecord& rec) {
+      why = fmt::format("status {}, {} {}", rec.status, ToString(rec.outcome), rec.reason);
+    };
     o.progress = false;
     o.max_request_s = 60;  // a target that never answers is not waited on for long
     const loadgen::BenchResult r = loadgen::RunBench(one, o);
@@ -129,12 +130,6 @@ class Verifier {
       WarnOnProfile();
       return "";
     }
-    std::string why = "no answer";
-    ForEachRecord(records.str(), [&](const boost::json::object& rec) {
-      why = fmt::format("status {}, {} {}", rec.at("status").to_number<double>(),
-                        rec.at("outcome").as_string().c_str(),
-                        rec.at("reason").is_string() ? rec.at("reason").as_string().c_str() : "");
-    });
     return fmt::format("one request (POST {}/v1/completions, {} tokens) did not complete: {}",
                        a_.target, kPaceTokens, why);
   }
@@ -166,7 +161,7 @@ class Verifier {
     const double base = policy_.Number("workload.base_rate_rps").value_or(0);
     Step(1, fmt::format("replica baseline: {:g} req/s for {:g} s", base, a_.baseline_s));
     const auto baseline =
-        Bench(policy::BaselineScenario(policy_, workload_, a_.baseline_s), "baseline", nullptr);
+        Bench(policy::BaselineScenario(policy_, workload_, a_.baseline_s), "baseline");
     if (!baseline) {
       return false;
     }
@@ -183,8 +178,7 @@ class Verifier {
          fmt::format("admission under the burst: {:g} req/s for {:g} s", burst,
                      std::min(a_.burst_s,
                               policy_.Number("workload.burst_duration_s").value_or(a_.burst_s))));
-    const auto burst_run =
-        Bench(policy::BurstScenario(policy_, workload_, a_.burst_s), "burst", nullptr);
+    const auto burst_run = Bench(policy::BurstScenario(policy_, workload_, a_.burst_s), "burst");
     if (!burst_run) {
       return false;
     }
@@ -197,17 +191,14 @@ class Verifier {
     Step(3,
          fmt::format("retry storm: {} clients at once, {:g} retries each with jitter",
                      policy::kRetryStormClients, policy_.Number("retry.max_retries").value_or(0)));
-    std::ostringstream storm_records;
-    const auto storm =
-        Bench(policy::RetryStormScenario(policy_, workload_), "retry-storm", &storm_records);
+    std::vector<policy::AttemptSend> sends;
+    const auto storm = Bench(policy::RetryStormScenario(policy_, workload_), "retry-storm",
+                             [&sends](const AttemptRecord& r) {
+                               sends.push_back({r.attempt, r.sent_s});
+                             });
     if (!storm) {
       return false;
     }
-    std::vector<policy::AttemptSend> sends;
-    ForEachRecord(storm_records.str(), [&](const boost::json::object& r) {
-      sends.push_back({static_cast<std::int32_t>(r.at("attempt").to_number<double>()),
-                       r.at("sent_s").to_number<double>()});
-    });
     Record(policy::JudgeRetryStorm(policy::MeasureRetryStorm(sends), File("retry-storm.jsonl")));
     return true;
   }
@@ -218,23 +209,28 @@ class Verifier {
 
   std::string File(const std::string& name) const { return (runs_ / name).string(); }
 
-  // Waits for an idle deployment, runs `scenario` (records to `records` when given), writes
-  // its summary (and records) to DIR/verify/NAME.json(l). nullopt when interrupted.
-  std::optional<loadgen::BenchResult> Bench(const Scenario& scenario, const std::string& name,
-                                            std::ostringstream* records) {
+  // Waits for an idle deployment, runs `scenario`, writes its summary to DIR/verify/NAME.json
+  // and, when `on_record` is given (called with each attempt's record), the records to
+  // NAME.jsonl. nullopt when interrupted.
+  std::optional<loadgen::BenchResult> Bench(
+      const Scenario& scenario, const std::string& name,
+      std::function<void(const AttemptRecord&)> on_record = {}) {
     if (!gauges_.WaitIdle(120, 5)) {
       std::cerr << "warning: requests were still in the engines after 120 s; testing anyway\n";
     }
+    std::ostringstream records_text;
     loadgen::BenchOptions o = Options(name);
-    o.records = records;
+    const bool records = static_cast<bool>(on_record);
+    o.records = records ? &records_text : nullptr;
+    o.on_record = std::move(on_record);
     loadgen::BenchResult r = loadgen::RunBench(scenario, o);
     if (r.interrupted) {
       return std::nullopt;
     }
     r.summary.gpu_hour_usd = GpuHourUsd();
     WriteOutput(runs_ / (name + ".json"), SummaryToJson(r.summary));
-    if (records != nullptr) {
-      WriteOutput(runs_ / (name + ".jsonl"), records->str());
+    if (records) {
+      WriteOutput(runs_ / (name + ".jsonl"), records_text.str());
     }
     return r;
   }
@@ -283,17 +279,6 @@ class Verifier {
     return price && *price > 0 ? price : std::nullopt;
   }
 
-  template <typename F>
-  static void ForEachRecord(const std::string& jsonl, F&& f) {
-    std::istringstream in(jsonl);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty()) {
-        f(boost::json::parse(line).as_object());
-      }
-    }
-  }
-
   void Record(policy::ChecklistItem item) {
     item.checked_at = NowUtc();
     for (std::vector<policy::ChecklistItem>* list : {&policy_.cancellation, &policy_.validation}) {
@@ -318,7 +303,7 @@ class Verifier {
     Step(4, fmt::format("disconnect: {} streams closed mid-generation by their clients", streams));
     const auto pace =
         Bench(policy::DisconnectScenario(policy_, workload_, streams, kPaceTokens, kNever),
-              "disconnect-pace", nullptr);
+              "disconnect-pace");
     if (!pace) {
       return false;
     }
@@ -342,7 +327,6 @@ class Verifier {
     seen.remaining_s = 0.75 * tokens * tpot;
     gauges_.WaitIdle(120, 5);
     const std::optional<metrics::ServerSnapshot> idle = gauges_.Read();
-    std::ostringstream records;
     // The gauges' peak while the streams run, polled beside the load (the bench's own scrape
     // is once a second, longer than the streams may last).
     std::atomic<bool> streaming{true};
@@ -360,8 +344,12 @@ class Verifier {
     const auto start = Clock::now();
     std::optional<loadgen::BenchResult> run;
     try {
-      run = Bench(policy::DisconnectScenario(policy_, workload_, streams, tokens, leave_s),
-                  "disconnect", &records);
+      run =
+          Bench(policy::DisconnectScenario(policy_, workload_, streams, tokens, leave_s),
+                "disconnect", [&seen](const AttemptRecord& r) {
+                  seen.left_mid_stream +=
+                      r.outcome == AttemptOutcome::kAbandoned && r.first_token_s != kNever ? 1 : 0;
+                });
     } catch (...) {
       streaming = false;
       poller.join();
@@ -374,10 +362,6 @@ class Verifier {
     }
     const auto left = start + std::chrono::duration_cast<Clock::duration>(
                                   std::chrono::duration<double>(run->summary.makespan_s));
-    ForEachRecord(records.str(), [&](const boost::json::object& r) {
-      seen.left_mid_stream +=
-          r.at("outcome").as_string() == "abandoned" && !r.at("ttft_s").is_null() ? 1 : 0;
-    });
     if (idle) {
       seen.metrics = true;
       seen.running_idle = idle->running.value_or(0);
@@ -434,7 +418,7 @@ class Verifier {
     const Scenario replay = policy::ReplayScenario(workload_, a_.replay_s);
     Step(5, fmt::format("trace replay: {} for {:g} s, live and in the simulator", workload_.file,
                         replay.ArrivalSpan()));
-    const auto live = Bench(replay, "replay-live", nullptr);
+    const auto live = Bench(replay, "replay-live");
     if (!live) {
       return false;
     }
@@ -486,9 +470,10 @@ int RunPolicyVerify(VerifyArgs a) {  // a copy: the metrics URLs are normalised
   policy::Policy read;
   std::string text;
   try {
-    read = policy::ReadPolicyFile(a.file);
+    // Read once: the verdicts are written back into this text.
     std::ifstream in(a.file, std::ios::binary);
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    read = policy::ReadPolicyString(text, a.file);
   } catch (const config::ConfigError& e) {
     std::cerr << e.what() << "\n" << a.file << ": does not read; fix it first (policy check)\n";
     return 2;
@@ -558,11 +543,9 @@ int RunPolicyVerify(VerifyArgs a) {  // a copy: the metrics URLs are normalised
   const policy::RenderContext context{policy::FormatDay(today), PolicyFindings(reread, today)};
   try {
     WriteOutput(out_file, with);
-    WriteOutput(fs::path(a.out) / "policy.md", policy::RenderMarkdown(reread, context));
-    WriteOutput(fs::path(a.out) / "policy.html", policy::RenderHtml(reread, context));
-    WriteOutput(fs::path(a.out) / "serve.yaml", policy::ServeConfigYaml(reread));
-    WriteOutput(fs::path(a.out) / "gateway.yaml", policy::GatewayConfigYaml(reread));
-    WriteOutput(fs::path(a.out) / "grafana-dashboard.json", policy::GrafanaDashboardJson(reread));
+    for (const auto& [name, text] : policy::RenderFiles(reread, context)) {
+      WriteOutput(fs::path(a.out) / name, text);
+    }
   } catch (const std::runtime_error& e) {
     std::cerr << e.what() << "\n";
     return 2;

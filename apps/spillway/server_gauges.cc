@@ -16,16 +16,24 @@ ServerGauges::ServerGauges(const std::string& target_url,
   }
 }
 
+std::optional<metrics::ServerSnapshot> ServerGauges::ReadSource(const Source& s,
+                                                                Seconds timeout_s) {
+  const net::GetResult got = net::HttpGetNow(s.endpoints, s.target, "/metrics", timeout_s);
+  if (got.status != 200) {
+    return std::nullopt;
+  }
+  metrics::ServerSnapshot snap = metrics::ReadServerSnapshot(got.body);
+  if (!snap.running || !snap.kv_usage) {
+    return std::nullopt;
+  }
+  return snap;
+}
+
 std::optional<metrics::ServerSnapshot> ServerGauges::Read(Seconds timeout_s) const {
   std::vector<metrics::ServerSnapshot> parts;
   for (const Source& s : sources_) {
-    const net::GetResult got = net::HttpGetNow(s.endpoints, s.target, "/metrics", timeout_s);
-    if (got.status != 200) {
-      continue;
-    }
-    metrics::ServerSnapshot snap = metrics::ReadServerSnapshot(got.body);
-    if (snap.running && snap.kv_usage) {
-      parts.push_back(snap);
+    if (std::optional<metrics::ServerSnapshot> snap = ReadSource(s, timeout_s)) {
+      parts.push_back(*snap);
     }
   }
   if (parts.empty()) {
@@ -37,9 +45,7 @@ std::optional<metrics::ServerSnapshot> ServerGauges::Read(Seconds timeout_s) con
 std::vector<std::string> ServerGauges::Silent() const {
   std::vector<std::string> silent;
   for (const Source& s : sources_) {
-    const net::GetResult got = net::HttpGetNow(s.endpoints, s.target, "/metrics", 2);
-    const metrics::ServerSnapshot snap = metrics::ReadServerSnapshot(got.body);
-    if (got.status != 200 || !snap.running || !snap.kv_usage) {
+    if (!ReadSource(s, 2)) {
       silent.push_back(s.url);
     }
   }

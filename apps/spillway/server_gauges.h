@@ -41,6 +41,9 @@ class ServerGauges {
     net::Target target;
     net::Endpoints endpoints;
   };
+  // One source's snapshot when it answers with both gauges.
+  static std::optional<metrics::ServerSnapshot> ReadSource(const Source& s, Seconds timeout_s);
+
   boost::asio::io_context ioc_;
   std::vector<Source> sources_;
 };

@@ -337,6 +337,9 @@ void Runner::Finished(const AttemptRecord& r) {
   if (opt_.records != nullptr) {
     *opt_.records << RecordJson(r) << '\n';
   }
+  if (opt_.on_record) {
+    opt_.on_record(r);
+  }
 }
 
 asio::awaitable<void> Runner::Ticker() {

@@ -9,12 +9,14 @@
 // ticker samples in-flight requests and scrapes GET /metrics once a second.
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "core/types.h"
 #include "loadgen/request_labels.h"
+#include "report/attempt_record.h"
 #include "report/percentiles.h"
 #include "report/run_summary.h"
 #include "workload/scenario.h"
@@ -41,8 +43,11 @@ struct BenchOptions {
   /// preemptions and engine time the gateway does not export. A server that stops answering
   /// (killed) keeps its last counters; its gauges leave the sum.
   std::vector<std::string> metrics_urls;
-  bool progress = false;               ///< rewrite a progress line on stderr once a second
-  std::ostream* records = nullptr;     ///< one JSON line per attempt, when non-null
+  bool progress = false;            ///< rewrite a progress line on stderr once a second
+  std::ostream* records = nullptr;  ///< one JSON line per attempt, when non-null
+  /// Called once per attempt when it ends, on the run's thread (as SimOptions::on_record):
+  /// the same record the `records` line is made of. Unset: not called.
+  std::function<void(const AttemptRecord&)> on_record;
   std::ostream* timeseries = nullptr;  ///< one JSON line per second, when non-null
 };
 

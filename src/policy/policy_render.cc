@@ -7,6 +7,7 @@
 
 #include "core/html_escape.h"
 #include "policy/alert_rules.h"
+#include "policy/grafana_dashboard.h"
 
 namespace spillway::policy {
 namespace {
@@ -349,6 +350,14 @@ std::string GatewayConfigYaml(const Policy& p) {
       text("admission.tenant_rate_rps", "10"), text("admission.tenant_burst", "20"),
       text("retry.per_client_rate_rps", "5"));
   return out;
+}
+
+std::vector<RenderedFile> RenderFiles(const Policy& p, const RenderContext& context) {
+  return {{"policy.md", RenderMarkdown(p, context)},
+          {"policy.html", RenderHtml(p, context)},
+          {"serve.yaml", ServeConfigYaml(p)},
+          {"gateway.yaml", GatewayConfigYaml(p)},
+          {"grafana-dashboard.json", GrafanaDashboardJson(p)}};
 }
 
 }  // namespace spillway::policy

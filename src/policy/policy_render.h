@@ -38,4 +38,14 @@ std::string ServeConfigYaml(const Policy& policy);
 /// tenants' keys are the deployment's: they are comments to fill in with the policy's values.
 std::string GatewayConfigYaml(const Policy& policy);
 
+/// One file of a rendering: its name in the output directory and its text.
+struct RenderedFile {
+  std::string name;
+  std::string text;
+};
+
+/// Everything `policy render` (and `policy verify`) writes: policy.md, policy.html,
+/// serve.yaml, gateway.yaml and grafana-dashboard.json (grafana_dashboard.h).
+std::vector<RenderedFile> RenderFiles(const Policy& policy, const RenderContext& context);
+
 }  // namespace spillway::policy
