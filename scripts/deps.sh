@@ -13,7 +13,8 @@
 #           rendered headless, tests/report/report_chromium_test.cc), prometheus (promtool and a
 #           real scrape, tests/metrics/, tests/server/prometheus_test.cc), node and npm (the
 #           OpenAI Node SDK, tests/server/openai_sdk_test.cc), curl (scripts/soak.sh, run by
-#           tests/soak/), nginx (the gateway behind nginx, tests/gateway/): make test, test-asan,
+#           tests/soak/), nginx (the gateway behind nginx, tests/gateway/), yamllint and systemd
+#           (systemd-analyze: scripts/check-deploy.sh over deploy/): make test, test-asan,
 #           test-tsan
 #   soak    build + curl and gnuplot-nox: make soak
 #   bench   build + gnuplot-nox (the failure suite's reports), wrk, curl and nginx
@@ -33,7 +34,7 @@ build=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libyaml-cpp-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libhiredis-dev
+  libhiredis-dev libnlopt-dev
 )
 
 usage() {
@@ -48,7 +49,7 @@ packages_of() {
     demo) packages+=("${build[@]}" gnuplot-nox) ;;
     test)
       packages+=("${build[@]}" gnuplot-nox chromium fonts-dejavu-core prometheus curl nginx
-        redis-server)
+        redis-server yamllint systemd)
       # A node and npm from elsewhere (nvm, NodeSource) on PATH will do, else Debian's
       # (bookworm: node 18, npm 9).
       command -v node >/dev/null 2>&1 || packages+=(nodejs)

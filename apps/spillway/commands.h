@@ -48,6 +48,11 @@ void AddPolicyVerifyCommand(CLI::App& policy, int* exit_code);
 /// does not read, a profile mismatch, --out existing or one of the inputs).
 void AddPolicyInitCommand(CLI::App& policy, int* exit_code);
 
+/// Registers `spillway calibrate` (docs/calibrate.md). Exit codes: 0 written (and the live
+/// check at mu passed, when run); 1 a calibration request not served, or the live check
+/// failed (the profile is written); 2 bad input or a target that does not answer.
+void AddCalibrateCommand(CLI::App& app, int* exit_code);
+
 /// Directory of shipped profiles: $SPILLWAY_PROFILE_DIR, else profiles/ beside the build
 /// directory, else the source tree's profiles/.
 std::string DefaultProfileDir();

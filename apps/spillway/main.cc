@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   spillway::app::AddBenchCommand(app, &exit_code);
   spillway::app::AddSoakCheckCommand(app, &exit_code);
   spillway::app::AddPolicyCommand(app, &exit_code);
+  spillway::app::AddCalibrateCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,10 +25,14 @@ namespace {
 
 Profile ParseProfile(const config::Field& root) {
   using config::Field;
-  root.RequireKnownKeys({"name", "description", "hardware", "model", "efficiency", "memory"});
+  // `calibration` records the points `spillway calibrate` fitted (src/calibrate/): evidence
+  // for the reader, not read here.
+  root.RequireKnownKeys({"name", "description", "engine", "hardware", "model", "efficiency",
+                         "memory", "calibration"});
   Profile p;
   p.name = root["name"].AsString();
   p.description = root["description"].String("");
+  p.engine = root["engine"].String("");
 
   const Field hw = root["hardware"];
   hw.RequireKnownKeys({"gpu", "peak_flops", "hbm_bandwidth_bytes_per_s", "hbm_capacity_bytes"});
@@ -59,12 +63,15 @@ Profile ParseProfile(const config::Field& root) {
   p.max_model_len = positive_int(m["max_model_len"]);
 
   const Field e = root["efficiency"];
-  e.RequireKnownKeys({"mfu", "mbu", "step_overhead_s", "per_seq_overhead_s"});
+  e.RequireKnownKeys(
+      {"mfu", "mbu", "step_overhead_s", "per_seq_overhead_s", "first_token_overhead_s"});
   p.mfu = config::InRange(e["mfu"], e["mfu"].Double(p.mfu), 0, 1);
   p.mbu = config::InRange(e["mbu"], e["mbu"].Double(p.mbu), 0, 1);
   p.step_overhead_s = config::NonNegative(e["step_overhead_s"], e["step_overhead_s"].Double(0));
   p.per_seq_overhead_s =
       config::NonNegative(e["per_seq_overhead_s"], e["per_seq_overhead_s"].Double(0));
+  p.first_token_overhead_s =
+      config::NonNegative(e["first_token_overhead_s"], e["first_token_overhead_s"].Double(0));
 
   const Field mem = root["memory"];
   mem.RequireKnownKeys({"gpu_memory_utilization", "activation_reserve_bytes", "block_size"});

@@ -15,6 +15,9 @@ inline constexpr std::int32_t kMaxGpuBlocks = 1 << 30;
 struct Profile {
   std::string name;
   std::string description;
+  /// The serving engine and version whose efficiency the profile models ("vLLM 0.6, single-step
+  /// scheduling"); empty when the profile does not say.
+  std::string engine;
 
   // Hardware.
   std::string gpu;                       ///< e.g. "NVIDIA A100-SXM4-80GB"
@@ -37,6 +40,10 @@ struct Profile {
   double mbu = 0.7;                 ///< memory-bandwidth utilisation in (0, 1]
   double step_overhead_s = 0.0;     ///< per-iteration fixed cost (launch, scheduling)
   double per_seq_overhead_s = 0.0;  ///< per scheduled sequence (sampling, metadata)
+  /// Per request, in the step that samples its first token (tokenising and admitting it,
+  /// building its metadata and the first response chunk): what makes a short prompt's TTFT
+  /// longer than one step. Seconds; 0 in profiles that predate it.
+  double first_token_overhead_s = 0.0;
 
   // Memory plan.
   double gpu_memory_utilization = 0.9;  ///< fraction of HBM the engine may use (vLLM default)

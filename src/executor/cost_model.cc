@@ -13,11 +13,12 @@ double CostModel::TokenFlops(std::int64_t new_tokens, std::int64_t context_token
          (2.0 * profile_.num_params + 2.0 * profile_.num_layers * mean_ctx * d_attn);
 }
 
-Seconds CostModel::Roofline(double flops, double bytes, std::int32_t num_seqs) const {
+Seconds CostModel::Roofline(double flops, double bytes, std::int32_t num_seqs,
+                            std::int32_t first_tokens) const {
   const double compute_s = flops / (profile_.peak_flops * profile_.mfu);
   const double memory_s = bytes / (profile_.hbm_bandwidth_bytes_per_s * profile_.mbu);
   return profile_.step_overhead_s + profile_.per_seq_overhead_s * num_seqs +
-         std::max(compute_s, memory_s);
+         profile_.first_token_overhead_s * first_tokens + std::max(compute_s, memory_s);
 }
 
 Seconds CostModel::StepTime(const StepPlan& plan) const {
@@ -26,12 +27,16 @@ Seconds CostModel::StepTime(const StepPlan& plan) const {
   }
   double flops = 0;
   double kv_tokens = 0;
+  std::int32_t first_tokens = 0;
   for (const ScheduledSeq& s : plan.seqs) {
     flops += TokenFlops(s.num_new_tokens, s.num_context_tokens);
     kv_tokens += static_cast<double>(s.num_context_tokens + s.num_new_tokens);
+    // A prompt's last chunk samples the request's first token (a recompute's last chunk
+    // samples too: the engine rebuilds the request's state the same way).
+    first_tokens += s.samples_token && !s.is_decode ? 1 : 0;
   }
   const double bytes = profile_.weight_bytes() + kv_tokens * profile_.kv_bytes_per_token();
-  return Roofline(flops, bytes, static_cast<std::int32_t>(plan.seqs.size()));
+  return Roofline(flops, bytes, static_cast<std::int32_t>(plan.seqs.size()), first_tokens);
 }
 
 Seconds CostModel::StepTime(std::int32_t num_decodes, std::int64_t context_tokens,
@@ -42,7 +47,7 @@ Seconds CostModel::StepTime(std::int32_t num_decodes, std::int64_t context_token
                            (prefill_tokens > 0 ? prefill_context + prefill_tokens : 0);
   const double bytes = profile_.weight_bytes() + kv_tokens * profile_.kv_bytes_per_token();
   const std::int32_t seqs = num_decodes + (prefill_tokens > 0 ? 1 : 0);
-  return seqs == 0 ? 0 : Roofline(flops, bytes, seqs);
+  return seqs == 0 ? 0 : Roofline(flops, bytes, seqs, prefill_tokens > 0 ? 1 : 0);
 }
 
 }  // namespace spillway

@@ -7,6 +7,7 @@
 //                Language Models", Table 1; n_ctx = that token's attention context)
 //   bytes_read = weight bytes + KV bytes of every scheduled sequence's context and new tokens
 //   step time  = step_overhead + per_seq_overhead * seqs
+//                + first_token_overhead * (seqs sampling their first token this step)
 //                + max(flops / (peak_flops * mfu), bytes_read / (hbm_bandwidth * mbu))
 // Prefill is compute-bound, decode memory-bound: the max() is the roofline.
 
@@ -28,12 +29,14 @@ class CostModel {
 
   /// Duration of a step that decodes `num_decodes` sequences of `context_tokens` each and
   /// prefills `prefill_tokens` more tokens of one sequence with `prefill_context` tokens of
-  /// context. Used to size SLO-safe budgets and in tests; seconds.
+  /// context. Used to size SLO-safe budgets and in tests; seconds. A prefill is counted as
+  /// one that completes (its first-token overhead included: the bound a budget must hold).
   Seconds StepTime(std::int32_t num_decodes, std::int64_t context_tokens,
                    std::int32_t prefill_tokens, std::int64_t prefill_context = 0) const;
 
  private:
-  Seconds Roofline(double flops, double bytes, std::int32_t num_seqs) const;
+  Seconds Roofline(double flops, double bytes, std::int32_t num_seqs,
+                   std::int32_t first_tokens) const;
   double TokenFlops(std::int64_t new_tokens, std::int64_t context_tokens) const;
 
   Profile profile_;

@@ -1,5 +1,7 @@
 #include "sim/capacity.h"
 
+#include <algorithm>
+
 #include "config/config_error.h"
 #include "sim/simulator.h"
 #include "workload/arrivals.h"
@@ -56,6 +58,21 @@ double TraceRate(const Scenario& sc, std::uint64_t seed) {
 }
 
 }  // namespace
+
+Scenario CapacityProbeScenario(const Scenario& scenario, double rate_rps, Seconds duration_s,
+                               std::uint64_t seed) {
+  const bool trace = scenario.arrival.kind == ArrivalProcess::Kind::kTrace;
+  CapacityOptions o;
+  o.probe_s = duration_s;
+  o.seed = seed;
+  Scenario sc = ProbeScenario(scenario, rate_rps, trace ? TraceRate(scenario, seed) : 0, o);
+  if (trace) {
+    // 0: the whole trace.
+    sc.arrival.duration_s =
+        sc.arrival.duration_s > 0 ? std::min(sc.arrival.duration_s, duration_s) : duration_s;
+  }
+  return sc;
+}
 
 CapacityResult MeasureCapacity(const Scenario& scenario, const RunConfig& config,
                                const CapacityOptions& options) {

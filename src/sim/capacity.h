@@ -47,6 +47,13 @@ struct CapacityResult {
 CapacityResult MeasureCapacity(const Scenario& scenario, const RunConfig& config,
                                const CapacityOptions& options);
 
+/// The scenario one probe at `rate_rps` runs (client retries and timeouts off): Poisson
+/// arrivals of the scenario's mix for `duration_s`, or its trace replayed at that mean rate and
+/// cut at `duration_s`. `spillway calibrate` runs it live at mu. Throws config::ConfigError as
+/// MeasureCapacity does.
+Scenario CapacityProbeScenario(const Scenario& scenario, double rate_rps, Seconds duration_s,
+                               std::uint64_t seed);
+
 /// Which SLO the rate ran into first: of the failing probes above mu, the slowest one's
 /// "ttft" (its p95 TTFT over the SLO), else "tpot", else "neither" (fewer than 95% completed);
 /// "neither" also when no probe above mu failed (at the search ceiling).

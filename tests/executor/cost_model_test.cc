@@ -249,5 +249,23 @@ TEST(CostModelTest, OverheadsArePerStepPlusPerScheduledSequence) {
                 1e-9);
 }
 
+TEST(CostModelTest, TheFirstTokenOverheadIsPaidOncePerPromptItsLastChunkCompletes) {
+  Profile p = TinyProfile();
+  const CostModel without(p);
+  p.first_token_overhead_s = 0.003;
+  const CostModel with(p);
+  StepPlan plan;
+  AddDecodes(&plan, 8, 512);
+  AddPrefill(&plan, 256, 0, /*last_chunk=*/false, 100);
+  // Decodes and a prompt's non-final chunk sample no first token.
+  ExpectRelNear(with.StepTime(plan), without.StepTime(plan));
+  AddPrefill(&plan, 128, 0, /*last_chunk=*/true, 101);
+  AddPrefill(&plan, 64, 0, /*last_chunk=*/true, 102);
+  ExpectRelNear(with.StepTime(plan), without.StepTime(plan) + 2 * 0.003);
+  // The scalar overload counts its prefill as one that completes.
+  ExpectRelNear(with.StepTime(4, 512, 128), without.StepTime(4, 512, 128) + 0.003);
+  ExpectRelNear(with.StepTime(4, 512, 0), without.StepTime(4, 512, 0));
+}
+
 }  // namespace
 }  // namespace spillway

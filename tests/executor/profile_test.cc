@@ -185,6 +185,8 @@ TEST(ProfileTest, OptionalFieldsTakeTheirDefaults) {
   EXPECT_EQ(p.mbu, 0.7);
   EXPECT_EQ(p.step_overhead_s, 0);
   EXPECT_EQ(p.per_seq_overhead_s, 0);
+  EXPECT_EQ(p.first_token_overhead_s, 0);
+  EXPECT_EQ(p.engine, "");
   EXPECT_EQ(p.gpu_memory_utilization, 0.9);
   EXPECT_EQ(p.activation_reserve_bytes, 0);
   EXPECT_EQ(p.block_size, 16);
@@ -305,6 +307,35 @@ TEST(ProfileErrorTest, YamlSyntaxErrorNamesFileAndLine) {
   const std::string error = LoadError(path);
   EXPECT_EQ(error.rfind(path + ":", 0), 0u) << error;
   EXPECT_NE(error.find("invalid YAML"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace spillway
+
+namespace spillway {
+namespace {
+
+TEST(ProfileTest, ReadsTheFirstTokenOverheadTheEngineAndSkipsACalibrationRecord) {
+  const TempDir dir;
+  std::string text = kValidProfile;
+  text.insert(text.find("  per_seq_overhead_s"), "  first_token_overhead_s: 0.004\n");
+  text += "engine: vLLM 0.6, single-step scheduling\ncalibration:\n  points: [1, 2]\n";
+  const Profile p = LoadProfile(dir.Write("p.yaml", text));
+  EXPECT_EQ(p.first_token_overhead_s, 0.004);
+  EXPECT_EQ(p.engine, "vLLM 0.6, single-step scheduling");
+}
+
+TEST(ProfileTest, ANegativeFirstTokenOverheadNamesTheField) {
+  const TempDir dir;
+  std::string text = kValidProfile;
+  text.insert(text.find("  per_seq_overhead_s"), "  first_token_overhead_s: -1\n");
+  try {
+    LoadProfile(dir.Write("p.yaml", text));
+    FAIL() << "a negative overhead was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("efficiency.first_token_overhead_s"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

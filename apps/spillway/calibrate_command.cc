@@ -1,0 +1,430 @@
+// `spillway calibrate --target URL --out PROFILE.yaml`: measures an OpenAI-compatible engine
+// from outside (prefill against prompt length, decode step time against the batch), fits the
+// executor profile's efficiency terms to the points (src/calibrate/), writes the profile with
+// its points and fit error, then finds mu for a scenario's mix on it (sim --measure-capacity's
+// search) and checks mu by a short live run at that rate: within the SLOs, as mu promises, the
+// simulator's figures for the same arrivals beside it (docs/calibrate.md).
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "admission/admission.h"
+#include "calibrate/calibrated_profile.h"
+#include "calibrate/point_plans.h"
+#include "calibrate/profile_fit.h"
+#include "commands.h"
+#include "config/config_error.h"
+#include "config/engine_settings.h"
+#include "config/profile.h"
+#include "engine/resolve.h"
+#include "invocation.h"
+#include "loadgen/bench_runner.h"
+#include "loadgen/calibration_probe.h"
+#include "output_file.h"
+#include "sim/capacity.h"
+#include "sim/run_config.h"
+#include "sim/simulator.h"
+#include "workload/scenario.h"
+
+namespace spillway::app {
+namespace {
+
+namespace fs = std::filesystem;
+using calibrate::CalibrationRecord;
+
+struct CalibrateArgs {
+  std::string target;
+  std::string out;
+  std::string profile = "seed-a100-7b";
+  std::string scenario;
+  std::string name;
+  std::string engine;
+  std::string model;
+  std::string api_key;
+  std::string profile_dir;
+  std::string policy;  // empty: the scenario's admission.policy, else the engine default
+  std::optional<std::int32_t> max_num_batched_tokens;
+  std::optional<std::int32_t> max_num_seqs;
+  std::optional<std::int32_t> max_prompt_tokens;
+  std::optional<std::int32_t> max_batch;
+  std::optional<double> tpot_slo_s;
+  std::int32_t samples = 3;
+  std::int32_t decode_prompt_tokens = 32;
+  std::int32_t decode_output_tokens = 64;
+  double check_s = 20;
+};
+
+std::string Ms(Seconds s) { return fmt::format("{:.2f} ms", s * 1e3); }
+
+// Writes `record` as the profile at --out (replacing it only once written whole).
+void WriteProfile(const CalibrateArgs& a, const CalibrationRecord& record) {
+  const std::string name = a.name.empty() ? fs::path(a.out).stem().string() : a.name;
+  const std::string description =
+      fmt::format("{} on {}, efficiency fitted to {} by spillway calibrate",
+                  record.fit.profile.model, record.fit.profile.gpu, record.target);
+  const fs::path parent = fs::path(a.out).parent_path();
+  if (!parent.empty()) {
+    fs::create_directories(parent);
+  }
+  OutputFile out(a.out, "--out");
+  *out.stream() << calibrate::CalibratedProfileYaml(record, name, description, a.engine);
+  out.Commit();
+}
+
+// The longest prompt beside 1, 4, 16, ... streams up to the largest batch the ladder served
+// (and it, below the batch cap), `samples` times each (the median counts): the mixed steps a
+// workload runs. The streams generate for three times the prompt's chunks and more, so they
+// decode throughout its prefill.
+void MeasureMixedSteps(const CalibrateArgs& a, loadgen::CalibrationProbe& probe,
+                       const EngineConfig& engine, std::int32_t longest,
+                       CalibrationRecord* record) {
+  // The prompt must join the streams' batch: at most max_num_seqs - 1 of them.
+  const std::int32_t largest =
+      std::min(record->points.decode.back().concurrency, engine.scheduler.max_num_seqs - 1);
+  if (largest < 1) {
+    return;
+  }
+  std::vector<std::int32_t> batches;
+  for (std::int32_t c = 1; c < largest; c *= 4) {
+    batches.push_back(c);
+  }
+  batches.push_back(largest);
+  for (const std::int32_t c : batches) {
+    const std::int32_t chunk = engine.scheduler.max_num_batched_tokens - c;
+    if (chunk < 1) {
+      break;
+    }
+    const std::int32_t output = 3 * ((longest + chunk - 1) / chunk) + 64;
+    std::vector<calibrate::LoadedPrefillPoint> runs;
+    for (std::int32_t i = 0; i < a.samples; ++i) {
+      runs.push_back(probe.PrefillUnderDecode(longest, c, a.decode_prompt_tokens, output));
+    }
+    std::sort(runs.begin(), runs.end(),
+              [](const auto& x, const auto& y) { return x.ttft_s < y.ttft_s; });
+    calibrate::LoadedPrefillPoint p = runs[runs.size() / 2];
+    p.samples = a.samples;
+    std::cerr << fmt::format(
+        "  prefill {:6} tokens beside {} decoding: TTFT {:>10} (median of {})\n", longest, c,
+        Ms(p.ttft_s), p.samples);
+    record->points.loaded_prefill.push_back(p);
+  }
+}
+
+// The points: prompts one at a time up to the longest, then batches until the ITL leaves the
+// TPOT SLO or the batch cap. Progress on stderr, a line a point.
+void Measure(const CalibrateArgs& a, loadgen::CalibrationProbe& probe, const EngineConfig& engine,
+             CalibrationRecord* record) {
+  const std::int32_t longest = a.max_prompt_tokens.value_or(engine.max_model_len / 2);
+  record->points.transport_s = probe.RoundTrip(9);
+  std::cerr << fmt::format("  transport: {} a request (median GET /v1/models)\n",
+                           Ms(record->points.transport_s));
+  record->points.decode_prompt_tokens = a.decode_prompt_tokens;
+  record->points.decode_output_tokens = a.decode_output_tokens;
+  for (const std::int32_t tokens : calibrate::PromptLadder(longest)) {
+    const calibrate::PrefillPoint p = probe.Prefill(tokens, a.samples);
+    std::cerr << fmt::format("  prefill {:6} tokens: TTFT {:>10} (median of {})\n", tokens,
+                             Ms(p.ttft_s), p.samples);
+    record->points.prefill.push_back(p);
+  }
+  for (const std::int32_t batch :
+       calibrate::ConcurrencyLadder(a.max_batch.value_or(engine.scheduler.max_num_seqs))) {
+    calibrate::DecodePoint p;
+    try {
+      p = probe.Decode(batch, a.decode_prompt_tokens, a.decode_output_tokens);
+    } catch (const loadgen::ProbeError& e) {
+      if (record->points.decode.empty()) {
+        throw;
+      }
+      // A target whose admission refuses a batch this large: the ladder ends here.
+      std::cerr << "  decode x" << batch << ": " << e.what() << ": the batch ladder ends\n";
+      break;
+    }
+    std::cerr << fmt::format("  decode  x{:<5} streams: ITL {:>10} (median of {} gaps)\n", batch,
+                             Ms(p.itl_s), p.samples);
+    record->points.decode.push_back(p);
+    if (p.itl_s <= record->tpot_slo_s) {
+      record->largest_batch_within_slo = batch;
+    } else {
+      record->ladder_stopped_at_slo = true;
+      break;
+    }
+  }
+  MeasureMixedSteps(a, probe, engine, longest, record);
+}
+
+// mu of the scenario's mix on the written profile, and the live run at it against the
+// simulator on the same arrivals.
+void Capacity(const CalibrateArgs& a, const Scenario& scenario, const std::string& profile_dir,
+              CalibrationRecord* record) {
+  AdmissionPolicy policy{};
+  ParseAdmissionPolicy(!a.policy.empty()
+                           ? a.policy
+                           : scenario.settings.policy.value_or(*config::EngineDefaults().policy),
+                       &policy);
+  RunOverrides overrides;
+  overrides.profile = a.out;
+  if (a.max_num_batched_tokens || a.max_num_seqs) {  // the target's own budgets, as planned
+    overrides.slo_budgets = false;
+    if (a.max_num_batched_tokens) {
+      overrides.max_num_batched_tokens = *a.max_num_batched_tokens;
+    }
+    if (a.max_num_seqs) {
+      overrides.max_num_seqs = *a.max_num_seqs;
+    }
+  }
+  const RunConfig rc = ResolveRunConfig(scenario, policy, profile_dir, overrides);
+  const CapacityResult mu = MeasureCapacity(scenario, rc, CapacityOptions{});
+  calibrate::CapacityRecord c;
+  c.scenario = a.scenario;
+  c.mu_rps = mu.mu_rps;
+  c.at_search_ceiling = mu.at_search_ceiling;
+  c.binding_slo = BindingSlo(mu, *scenario.slo.ttft_s, *scenario.slo.tpot_s);
+  std::cerr << fmt::format("  mu {}{:.2f} req/s for {} on the fitted profile ({} bound)\n",
+                           mu.at_search_ceiling ? ">= " : "", mu.mu_rps, a.scenario, c.binding_slo);
+  if (a.check_s > 0 && mu.mu_rps > 0) {
+    const Scenario at_mu = CapacityProbeScenario(scenario, mu.mu_rps, a.check_s, scenario.seed);
+    std::cerr << fmt::format("  live check: {:g} s at {:.2f} req/s against the simulator\n",
+                             a.check_s, mu.mu_rps);
+    loadgen::BenchOptions o;
+    o.target_url = a.target;
+    o.model = a.model;
+    o.api_key = a.api_key;
+    o.policy_label = "calibrate-check";
+    o.seed = scenario.seed;
+    const loadgen::BenchResult live = loadgen::RunBench(at_mu, o);
+    SimOptions so;
+    so.seed = scenario.seed;
+    const RunSummary sim = Simulate(at_mu, rc, so);
+    // mu's promise, live: the probe's criterion (sim/capacity.h) on the same arrivals.
+    auto criterion = [&scenario](const RunSummary& r) {
+      const double completed = r.offered > 0 ? static_cast<double>(r.completed) / r.offered : 0;
+      return std::make_pair(completed >= 0.95 && r.ttft_s.count > 0 &&
+                                r.ttft_s.p95 <= *scenario.slo.ttft_s &&
+                                r.tpot_s.p95 <= *scenario.slo.tpot_s,
+                            completed);
+    };
+    const auto [live_ok, live_completed] = criterion(live.summary);
+    const auto [sim_ok, sim_completed] = criterion(sim);
+    c.live_check_verdict = live_ok ? "pass" : "fail";
+    c.live_check_evidence = fmt::format(
+        "live at {:.2f} req/s for {:g} s: completed {:.1f}%, p95 TTFT {} (SLO {}), p95 TPOT {} "
+        "(SLO {}); the simulator on this profile, same arrivals: completed {:.1f}%, p95 TTFT {}, "
+        "p95 TPOT {}{}",
+        mu.mu_rps, a.check_s, live_completed * 100, Ms(live.summary.ttft_s.p95),
+        Ms(*scenario.slo.ttft_s), Ms(live.summary.tpot_s.p95), Ms(*scenario.slo.tpot_s),
+        sim_completed * 100, Ms(sim.ttft_s.p95), Ms(sim.tpot_s.p95),
+        sim_ok ? "" : " (over the SLOs: a short run near mu is noisy)");
+    std::cerr << "  live check " << *c.live_check_verdict << ": " << c.live_check_evidence << "\n";
+  }
+  record->capacity = c;
+}
+
+// The engine the points are planned on: the scenario's settings (or the defaults), the base
+// profile, admission off; --max-num-batched-tokens and --max-num-seqs are the target's own
+// fixed budgets (SLO-derived budgets off).
+EngineConfig PlannedEngineConfig(const CalibrateArgs& a, const Scenario* scenario,
+                                 const std::string& profile_dir,
+                                 calibrate::PlannedEngine* planned) {
+  config::EngineSettings settings =
+      scenario ? ScenarioSettings(*scenario) : config::EngineSettings{};
+  settings.profile = a.profile;
+  settings.policy = "unbounded";
+  planned->source = scenario ? a.scenario : "the engine defaults";
+  if (a.max_num_batched_tokens || a.max_num_seqs) {
+    settings.slo_budgets = false;
+    planned->source += " with --max-num-batched-tokens/--max-num-seqs";
+  }
+  if (a.max_num_batched_tokens) {
+    settings.max_num_batched_tokens = *a.max_num_batched_tokens;
+  }
+  if (a.max_num_seqs) {
+    settings.max_num_seqs = *a.max_num_seqs;
+  }
+  EngineConfig engine = ResolveEngine(settings, profile_dir, {}, planned->source);
+  planned->max_num_batched_tokens = engine.scheduler.max_num_batched_tokens;
+  planned->max_num_seqs = engine.scheduler.max_num_seqs;
+  planned->long_prefill_token_threshold = engine.scheduler.long_prefill_token_threshold;
+  planned->slo_budgets = engine.slo_budgets.has_value();
+  return engine;
+}
+
+int RunCalibrate(const CalibrateArgs& a) {
+  const std::string profile_dir = a.profile_dir.empty() ? DefaultProfileDir() : a.profile_dir;
+  Profile base;
+  std::optional<Scenario> scenario;
+  std::error_code ec;
+  try {
+    if (!a.scenario.empty()) {
+      scenario = LoadScenario(a.scenario);
+      if (!scenario->slo.ttft_s || !scenario->slo.tpot_s) {
+        std::cerr << a.scenario << ": slo: calibrate needs slo.ttft_s and slo.tpot_s for mu\n";
+        return 2;
+      }
+    }
+    base = LoadProfileByName(a.profile, profile_dir);
+    if (fs::equivalent(a.out, a.profile, ec) ||
+        fs::equivalent(a.out, fs::path(profile_dir) / (a.profile + ".yaml"), ec)) {
+      std::cerr << "--out: " << a.out << " is the base profile: write the fit elsewhere\n";
+      return 2;
+    }
+  } catch (const config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  CalibrationRecord record;
+  record.target = a.target;
+  record.command = Invocation();
+  record.base_profile = base.name;
+  EngineConfig engine;
+  try {
+    engine = PlannedEngineConfig(a, scenario ? &*scenario : nullptr, profile_dir, &record.engine);
+  } catch (const config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  record.tpot_slo_s = a.tpot_slo_s.value_or(scenario ? *scenario->slo.tpot_s : 0.1);
+  if (a.max_prompt_tokens && *a.max_prompt_tokens >= engine.max_model_len) {
+    std::cerr << "--max-prompt-tokens: " << *a.max_prompt_tokens
+              << " tokens and one to generate do not fit the engine's max_model_len "
+              << engine.max_model_len << "\n";
+    return 2;
+  }
+  std::unique_ptr<loadgen::CalibrationProbe> probe;
+  try {
+    probe = std::make_unique<loadgen::CalibrationProbe>(
+        loadgen::ProbeOptions{a.target, a.model, a.api_key});
+  } catch (const std::exception& e) {
+    std::cerr << "--target: " << e.what() << "\n";
+    return 2;
+  }
+  record.model = probe->model();
+  if (record.model != base.model) {
+    std::cerr << "note: the target serves " << record.model << ", the base profile " << base.name
+              << " describes " << base.model
+              << ": its hardware and model figures are kept (--profile names another)\n";
+  }
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  record.measured_at = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
+  std::cerr << fmt::format(
+      "calibrating {} ({}) from profile {}: prompts to {} tokens, batches to {} or a TPOT over "
+      "{}; planned on a token budget of {} and at most {} sequences ({})\n",
+      a.target, record.model, base.name, a.max_prompt_tokens.value_or(engine.max_model_len / 2),
+      a.max_batch.value_or(engine.scheduler.max_num_seqs), Ms(record.tpot_slo_s),
+      record.engine.max_num_batched_tokens, record.engine.max_num_seqs, record.engine.source);
+  calibrate::PointPlans plans;
+  try {
+    Measure(a, *probe, engine, &record);
+    plans = calibrate::PlanPoints(engine, record.points);
+  } catch (const loadgen::ProbeError& e) {
+    std::cerr << "the target did not serve a calibration request: " << e.what() << "\n";
+    return 1;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "the points do not fit the planned engine: " << e.what() << "\n";
+    return 2;
+  }
+  record.base_fit = calibrate::Evaluate(base, record.points, plans);
+  record.fit = calibrate::FitProfile(base, record.points, plans);
+  const Profile& f = record.fit.profile;
+  std::cerr << fmt::format(
+      "fit: mfu {:.3g}, mbu {:.3g}, step overhead {}, per sequence {:.3g} ms, first token {}; "
+      "error max {:.1f}%, rms {:.1f}% (the base profile's: max {:.1f}%)\n",
+      f.mfu, f.mbu, Ms(f.step_overhead_s), f.per_seq_overhead_s * 1e3, Ms(f.first_token_overhead_s),
+      record.fit.max_abs_rel_error * 100, record.fit.rms_rel_error * 100,
+      record.base_fit.max_abs_rel_error * 100);
+  try {
+    WriteProfile(a, record);
+    if (scenario) {
+      Capacity(a, *scenario, profile_dir, &record);
+      WriteProfile(a, record);
+    }
+  } catch (const config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+  std::cout << fmt::format(
+      "wrote {}: {} points, fit error max {:.1f}%{}\n", a.out,
+      record.points.prefill.size() + record.points.decode.size() +
+          record.points.loaded_prefill.size(),
+      record.fit.max_abs_rel_error * 100,
+      record.capacity ? fmt::format(", mu {:.2f} req/s for {}", record.capacity->mu_rps, a.scenario)
+                      : std::string(", mu not measured (no --scenario)"));
+  const bool check_failed = record.capacity && record.capacity->live_check_verdict &&
+                            *record.capacity->live_check_verdict == "fail";
+  return check_failed ? 1 : 0;
+}
+
+}  // namespace
+
+void AddCalibrateCommand(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<CalibrateArgs>();
+  CLI::App* cmd = app.add_subcommand("calibrate",
+                                     "Measure an OpenAI-compatible engine and fit a profile to it");
+  cmd->add_option("--target", a->target, "The engine's URL, e.g. http://127.0.0.1:8000")
+      ->required();
+  cmd->add_option("--out", a->out, "The profile YAML to write")->required();
+  cmd->add_option("--profile", a->profile,
+                  "The base profile (name or path): its hardware and model figures are kept")
+      ->capture_default_str();
+  cmd->add_option("--scenario", a->scenario,
+                  "Find mu for this scenario's mix on the fitted profile and check it live; its "
+                  "engine gives the chunk size and its TPOT SLO ends the batch ladder")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--name", a->name, "The profile's name (default: --out's file name)");
+  cmd->add_option("--engine", a->engine,
+                  "The engine and version the target runs, written into the profile");
+  cmd->add_option("--max-num-batched-tokens", a->max_num_batched_tokens,
+                  "The target's token budget per step (vLLM's flag; default: the scenario "
+                  "engine's, as spillway serve --scenario runs it)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--max-num-seqs", a->max_num_seqs,
+                  "The target's batch cap (vLLM's flag; default: the scenario engine's)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--max-prompt-tokens", a->max_prompt_tokens,
+                  "The longest prompt measured (default: half the profile's max_model_len)")
+      ->check(CLI::Range(16, 1 << 24));
+  cmd->add_option("--max-batch", a->max_batch,
+                  "The largest batch tried (default: the planned engine's max_num_seqs; past it, "
+                  "streams queue and the ITL is no longer one batch's step)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--tpot-slo-s", a->tpot_slo_s,
+                  "The batch ladder stops past this ITL (default: the scenario's, else 0.1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--samples", a->samples, "Requests per prompt length (their median counts)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--decode-prompt-tokens", a->decode_prompt_tokens,
+                  "Prompt of each decoding stream")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--decode-output-tokens", a->decode_output_tokens,
+                  "Tokens each decoding stream generates")
+      ->capture_default_str()
+      ->check(CLI::Range(4, 1 << 20));
+  cmd->add_option("--check-s", a->check_s, "Seconds of the live run at mu (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--policy", a->policy,
+                  "The admission the simulator runs the live check's arrivals with, as the "
+                  "target's (default: the scenario's admission.policy, else forecast)")
+      ->check(CLI::IsMember({"unbounded", "tail-drop", "predictive", "forecast"}));
+  cmd->add_option("--model", a->model, "The model to request (default: the target's first)");
+  cmd->add_option("--api-key", a->api_key, "Sent as Authorization: Bearer KEY");
+  cmd->add_option("--profile-dir", a->profile_dir, "Directory of profile YAML files");
+  cmd->callback([a, exit_code] { *exit_code = RunCalibrate(*a); });
+}
+
+}  // namespace spillway::app

@@ -1,0 +1,160 @@
+#include "calibrate/point_plans.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/engine.h"
+
+namespace spillway::calibrate {
+namespace {
+
+// An engine of `config` with admission off, at virtual time 0, and its driver.
+class PlanDriver {
+ public:
+  explicit PlanDriver(EngineConfig config) : engine_(WithoutAdmission(std::move(config)), 0) {}
+
+  void Offer(RequestId id, std::int32_t prompt_tokens, std::int32_t max_tokens) {
+    EngineRequest r;
+    r.prompt_tokens = prompt_tokens;
+    r.max_tokens = max_tokens;
+    r.ignore_eos = true;
+    const AdmissionDecision d = engine_.Offer(id, r, now_);
+    if (!d.admitted()) {
+      throw std::invalid_argument(
+          fmt::format("a request of {} prompt and {} output tokens does not fit the engine ({})",
+                      prompt_tokens, max_tokens, ToString(d.reason)));
+    }
+  }
+
+  // Runs one step; false when there was nothing to run.
+  bool Step() {
+    last_ = engine_.BeginStep(now_);
+    if (last_.empty()) {
+      return false;
+    }
+    now_ += engine_.step().duration_s;
+    engine_.EndStep(now_);
+    return true;
+  }
+
+  // Begins a step and leaves it in flight (an arrival may be offered meanwhile), then ends it.
+  const StepPlan& Begin() {
+    last_ = engine_.BeginStep(now_);
+    return last_;
+  }
+  void End() {
+    now_ += engine_.step().duration_s;
+    engine_.EndStep(now_);
+  }
+
+  const StepPlan& last() const { return last_; }
+
+  // True when the last step sampled a token for `id`.
+  bool Sampled(RequestId id) const {
+    return std::any_of(last_.seqs.begin(), last_.seqs.end(),
+                       [id](const ScheduledSeq& s) { return s.id == id && s.samples_token; });
+  }
+
+ private:
+  static EngineConfig WithoutAdmission(EngineConfig config) {
+    config.admission.policy = AdmissionPolicy::kUnbounded;
+    return config;
+  }
+
+  Engine engine_;
+  Seconds now_ = 0;
+  StepPlan last_;
+};
+
+// The steps until request `id`'s first token, recorded; throws when it never comes.
+std::vector<StepPlan> UntilFirstToken(PlanDriver& driver, RequestId id) {
+  std::vector<StepPlan> steps;
+  while (driver.Step()) {
+    steps.push_back(driver.last());
+    if (driver.Sampled(id)) {
+      return steps;
+    }
+  }
+  throw std::invalid_argument("the engine never gave a calibration prompt its first token");
+}
+
+bool PureDecode(const StepPlan& p) { return !p.empty() && p.num_prefill_tokens == 0; }
+
+}  // namespace
+
+PointPlans PlanPoints(const EngineConfig& config, const CalibrationPoints& points) {
+  PointPlans plans;
+  for (const PrefillPoint& p : points.prefill) {
+    PlanDriver driver(config);
+    driver.Offer(1, p.prompt_tokens, 1);
+    plans.prefill.push_back(UntilFirstToken(driver, 1));
+  }
+  for (const DecodePoint& p : points.decode) {
+    PlanDriver driver(config);
+    for (std::int32_t i = 0; i < p.concurrency; ++i) {
+      driver.Offer(static_cast<RequestId>(i + 1), points.decode_prompt_tokens,
+                   points.decode_output_tokens);
+    }
+    std::vector<StepPlan> decodes;
+    while (driver.Step()) {
+      if (PureDecode(driver.last())) {
+        decodes.push_back(driver.last());
+      }
+    }
+    if (decodes.empty()) {
+      throw std::invalid_argument("the engine ran no decode step for a calibration batch");
+    }
+    plans.decode.push_back(decodes[decodes.size() / 2]);
+  }
+  for (const LoadedPrefillPoint& p : points.loaded_prefill) {
+    PlanDriver driver(config);
+    const std::int32_t output = p.stream_output_tokens;
+    for (std::int32_t i = 0; i < p.concurrency; ++i) {
+      driver.Offer(static_cast<RequestId>(i + 2), points.decode_prompt_tokens, output);
+    }
+    // Until every stream has two tokens: a pure-decode step of them all.
+    while (!(PureDecode(driver.last()) &&
+             static_cast<std::int32_t>(driver.last().seqs.size()) >= p.concurrency)) {
+      if (!driver.Step()) {
+        throw std::invalid_argument("the calibration streams ended before they all decoded");
+      }
+    }
+    // The steps until their context is the point's (the prompt came after the streams had
+    // generated that much).
+    const std::int64_t target = p.context_tokens;
+    while (driver.last().seqs.front().num_context_tokens < target && driver.Step()) {
+    }
+    plans.loaded_arrival.push_back(driver.Begin());
+    driver.Offer(1, p.prompt_tokens, 1);
+    driver.End();
+    plans.loaded_prefill.push_back(UntilFirstToken(driver, 1));
+  }
+  return plans;
+}
+
+Seconds StepsTime(const CostModel& model, const std::vector<StepPlan>& steps) {
+  Seconds total = 0;
+  for (const StepPlan& p : steps) {
+    total += model.StepTime(p);
+  }
+  return total;
+}
+
+Predictions Predict(const CostModel& model, const PointPlans& plans) {
+  Predictions out;
+  for (const auto& steps : plans.prefill) {
+    out.prefill.push_back(StepsTime(model, steps));
+  }
+  for (const StepPlan& p : plans.decode) {
+    out.decode.push_back(model.StepTime(p));
+  }
+  for (std::size_t i = 0; i < plans.loaded_prefill.size(); ++i) {
+    out.loaded_prefill.push_back(model.StepTime(plans.loaded_arrival[i]) / 2 +
+                                 StepsTime(model, plans.loaded_prefill[i]));
+  }
+  return out;
+}
+
+}  // namespace spillway::calibrate
