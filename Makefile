@@ -18,9 +18,9 @@ build:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
-# One ctest slot more than cores: the live tests wait on the clock, and a test that is not live
-# takes two slots (tests/CMakeLists.txt), so three live tests run at once or one beside a test
-# that is not.
+# Two ctest slots a core: the live tests wait on the clock, and a test that is not live takes
+# two slots (tests/CMakeLists.txt), so at most a core's worth of those run at once, and live
+# tests fill the other slots.
 test: build
 	$(DEPS) test
 	ctest --preset release -j $$(( 2 * $(JOBS) ))

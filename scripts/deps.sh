@@ -14,7 +14,8 @@
 #           real scrape, tests/metrics/, tests/server/prometheus_test.cc), node and npm (the
 #           OpenAI Node SDK, tests/server/openai_sdk_test.cc), curl (scripts/soak.sh, run by
 #           tests/soak/), nginx (the gateway behind nginx, tests/gateway/), yamllint and systemd
-#           (systemd-analyze: scripts/check-deploy.sh over deploy/): make test, test-asan,
+#           (systemd-analyze: scripts/check-deploy.sh over deploy/), python3-locust (the
+#           locustfile's cross-check, tests/locust/): make test, test-asan,
 #           test-tsan
 #   soak    build + curl and gnuplot-nox: make soak
 #   bench   build + gnuplot-nox (the failure suite's reports), wrk, curl and nginx
@@ -49,7 +50,7 @@ packages_of() {
     demo) packages+=("${build[@]}" gnuplot-nox) ;;
     test)
       packages+=("${build[@]}" gnuplot-nox chromium fonts-dejavu-core prometheus curl nginx
-        redis-server yamllint systemd)
+        redis-server yamllint systemd python3-locust)
       # A node and npm from elsewhere (nvm, NodeSource) on PATH will do, else Debian's
       # (bookworm: node 18, npm 9).
       command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -63,7 +64,11 @@ struct CalibrateArgs {
   std::int32_t decode_prompt_tokens = 32;
   std::int32_t decode_output_tokens = 64;
   double check_s = 20;
+  double request_timeout_s = 120;
 };
+
+/// A fit that misses a point by more than this is reported as suspect.
+constexpr double kFitWarning = 0.10;
 
 std::string Ms(Seconds s) { return fmt::format("{:.2f} ms", s * 1e3); }
 
@@ -163,9 +168,23 @@ void Measure(const CalibrateArgs& a, loadgen::CalibrationProbe& probe, const Eng
   MeasureMixedSteps(a, probe, engine, longest, record);
 }
 
-// mu of the scenario's mix on the written profile, and the live run at it against the
-// simulator on the same arrivals.
-void Capacity(const CalibrateArgs& a, const Scenario& scenario, const std::string& profile_dir,
+// How the live run at mu went, in words: refusals by status, requests without an answer.
+std::string Refusals(const loadgen::BenchResult& live) {
+  std::string out;
+  for (const auto& [status, count] : live.summary.rejected_by_status) {
+    out += fmt::format(", refused {} ({})", count, status);
+  }
+  if (live.transport_errors > 0) {
+    out += fmt::format(", {} without an answer", live.transport_errors);
+  }
+  return out;
+}
+
+// mu of the scenario's mix on the written profile, on the scheduler the points were planned
+// with (the target's budgets, not ones derived again from the fitted profile), and the live
+// run at it beside the simulator on the same arrivals. False when the live run was
+// interrupted (Ctrl-C): nothing is recorded then.
+bool Capacity(const CalibrateArgs& a, const Scenario& scenario, const std::string& profile_dir,
               CalibrationRecord* record) {
   AdmissionPolicy policy{};
   ParseAdmissionPolicy(!a.policy.empty()
@@ -174,15 +193,9 @@ void Capacity(const CalibrateArgs& a, const Scenario& scenario, const std::strin
                        &policy);
   RunOverrides overrides;
   overrides.profile = a.out;
-  if (a.max_num_batched_tokens || a.max_num_seqs) {  // the target's own budgets, as planned
-    overrides.slo_budgets = false;
-    if (a.max_num_batched_tokens) {
-      overrides.max_num_batched_tokens = *a.max_num_batched_tokens;
-    }
-    if (a.max_num_seqs) {
-      overrides.max_num_seqs = *a.max_num_seqs;
-    }
-  }
+  overrides.slo_budgets = false;
+  overrides.max_num_batched_tokens = record->engine.max_num_batched_tokens;
+  overrides.max_num_seqs = record->engine.max_num_seqs;
   const RunConfig rc = ResolveRunConfig(scenario, policy, profile_dir, overrides);
   const CapacityResult mu = MeasureCapacity(scenario, rc, CapacityOptions{});
   calibrate::CapacityRecord c;
@@ -203,6 +216,9 @@ void Capacity(const CalibrateArgs& a, const Scenario& scenario, const std::strin
     o.policy_label = "calibrate-check";
     o.seed = scenario.seed;
     const loadgen::BenchResult live = loadgen::RunBench(at_mu, o);
+    if (live.interrupted) {
+      return false;
+    }
     SimOptions so;
     so.seed = scenario.seed;
     const RunSummary sim = Simulate(at_mu, rc, so);
@@ -218,16 +234,17 @@ void Capacity(const CalibrateArgs& a, const Scenario& scenario, const std::strin
     const auto [sim_ok, sim_completed] = criterion(sim);
     c.live_check_verdict = live_ok ? "pass" : "fail";
     c.live_check_evidence = fmt::format(
-        "live at {:.2f} req/s for {:g} s: completed {:.1f}%, p95 TTFT {} (SLO {}), p95 TPOT {} "
+        "live at {:.2f} req/s for {:g} s: completed {:.1f}%{}, p95 TTFT {} (SLO {}), p95 TPOT {} "
         "(SLO {}); the simulator on this profile, same arrivals: completed {:.1f}%, p95 TTFT {}, "
         "p95 TPOT {}{}",
-        mu.mu_rps, a.check_s, live_completed * 100, Ms(live.summary.ttft_s.p95),
+        mu.mu_rps, a.check_s, live_completed * 100, Refusals(live), Ms(live.summary.ttft_s.p95),
         Ms(*scenario.slo.ttft_s), Ms(live.summary.tpot_s.p95), Ms(*scenario.slo.tpot_s),
         sim_completed * 100, Ms(sim.ttft_s.p95), Ms(sim.tpot_s.p95),
         sim_ok ? "" : " (over the SLOs: a short run near mu is noisy)");
     std::cerr << "  live check " << *c.live_check_verdict << ": " << c.live_check_evidence << "\n";
   }
   record->capacity = c;
+  return true;
 }
 
 // The engine the points are planned on: the scenario's settings (or the defaults), the base
@@ -241,17 +258,16 @@ EngineConfig PlannedEngineConfig(const CalibrateArgs& a, const Scenario* scenari
   settings.profile = a.profile;
   settings.policy = "unbounded";
   planned->source = scenario ? a.scenario : "the engine defaults";
-  if (a.max_num_batched_tokens || a.max_num_seqs) {
-    settings.slo_budgets = false;
-    planned->source += " with --max-num-batched-tokens/--max-num-seqs";
-  }
-  if (a.max_num_batched_tokens) {
-    settings.max_num_batched_tokens = *a.max_num_batched_tokens;
-  }
-  if (a.max_num_seqs) {
-    settings.max_num_seqs = *a.max_num_seqs;
-  }
   EngineConfig engine = ResolveEngine(settings, profile_dir, {}, planned->source);
+  if (a.max_num_batched_tokens || a.max_num_seqs) {
+    // The target's fixed budgets; a flag not given keeps the value resolved above.
+    settings.slo_budgets = false;
+    settings.max_num_batched_tokens =
+        a.max_num_batched_tokens.value_or(engine.scheduler.max_num_batched_tokens);
+    settings.max_num_seqs = a.max_num_seqs.value_or(engine.scheduler.max_num_seqs);
+    planned->source += " with --max-num-batched-tokens/--max-num-seqs";
+    engine = ResolveEngine(settings, profile_dir, {}, planned->source);
+  }
   planned->max_num_batched_tokens = engine.scheduler.max_num_batched_tokens;
   planned->max_num_seqs = engine.scheduler.max_num_seqs;
   planned->long_prefill_token_threshold = engine.scheduler.long_prefill_token_threshold;
@@ -259,7 +275,49 @@ EngineConfig PlannedEngineConfig(const CalibrateArgs& a, const Scenario* scenari
   return engine;
 }
 
+// Why the requests cannot fit a context of `max_model_len` tokens ("" when they do).
+std::string ContextError(const CalibrateArgs& a, std::int32_t max_model_len) {
+  const std::int32_t longest = a.max_prompt_tokens.value_or(max_model_len / 2);
+  if (longest + 1 > max_model_len || longest < 16) {
+    return fmt::format(
+        "--max-prompt-tokens: {} tokens and one to generate do not fit the context of {} "
+        "(the base profile's, or the target's when it says)",
+        longest, max_model_len);
+  }
+  if (static_cast<std::int64_t>(a.decode_prompt_tokens) + a.decode_output_tokens > max_model_len) {
+    return fmt::format(
+        "--decode-prompt-tokens {} and --decode-output-tokens {} do not fit the context of {}",
+        a.decode_prompt_tokens, a.decode_output_tokens, max_model_len);
+  }
+  return "";
+}
+
+// Why --out cannot be written ("" when it can): its directory is made and PATH.partial opened
+// and removed, before anything is measured.
+std::string OutError(const std::string& out) {
+  if (out.empty()) {
+    return "--out: a file path is required";
+  }
+  try {
+    const fs::path parent = fs::path(out).parent_path();
+    if (!parent.empty()) {
+      fs::create_directories(parent);
+    }
+    OutputFile probe(out, "--out");
+  } catch (const fs::filesystem_error& e) {
+    return "--out: " + out + ": " + e.code().message();
+  } catch (const std::exception& e) {
+    return e.what();  // "cannot write --out PATH: why"
+  }
+  return "";
+}
+
 int RunCalibrate(const CalibrateArgs& a) {
+  if ((a.tpot_slo_s && !(std::isfinite(*a.tpot_slo_s) && *a.tpot_slo_s > 0)) ||
+      !std::isfinite(a.check_s) || !std::isfinite(a.request_timeout_s)) {
+    std::cerr << "--tpot-slo-s, --check-s and --request-timeout-s take finite numbers\n";
+    return 2;
+  }
   const std::string profile_dir = a.profile_dir.empty() ? DefaultProfileDir() : a.profile_dir;
   Profile base;
   std::optional<Scenario> scenario;
@@ -294,18 +352,26 @@ int RunCalibrate(const CalibrateArgs& a) {
     return 2;
   }
   record.tpot_slo_s = a.tpot_slo_s.value_or(scenario ? *scenario->slo.tpot_s : 0.1);
-  if (a.max_prompt_tokens && *a.max_prompt_tokens >= engine.max_model_len) {
-    std::cerr << "--max-prompt-tokens: " << *a.max_prompt_tokens
-              << " tokens and one to generate do not fit the engine's max_model_len "
-              << engine.max_model_len << "\n";
+  if (const std::string error = OutError(a.out); !error.empty()) {
+    std::cerr << error << "\n";
     return 2;
   }
   std::unique_ptr<loadgen::CalibrationProbe> probe;
   try {
     probe = std::make_unique<loadgen::CalibrationProbe>(
-        loadgen::ProbeOptions{a.target, a.model, a.api_key});
+        loadgen::ProbeOptions{a.target, a.model, a.api_key, a.request_timeout_s});
   } catch (const std::exception& e) {
     std::cerr << "--target: " << e.what() << "\n";
+    return 2;
+  }
+  // The context the requests must fit: the planned engine's, or the target's when its
+  // /v1/models says (vLLM's max_model_len) and it is shorter.
+  if (const auto target_len = probe->max_model_len();
+      target_len && *target_len < engine.max_model_len) {
+    engine.max_model_len = *target_len;
+  }
+  if (const std::string error = ContextError(a, engine.max_model_len); !error.empty()) {
+    std::cerr << error << "\n";
     return 2;
   }
   record.model = probe->model();
@@ -342,10 +408,20 @@ int RunCalibrate(const CalibrateArgs& a) {
       f.mfu, f.mbu, Ms(f.step_overhead_s), f.per_seq_overhead_s * 1e3, Ms(f.first_token_overhead_s),
       record.fit.max_abs_rel_error * 100, record.fit.rms_rel_error * 100,
       record.base_fit.max_abs_rel_error * 100);
+  if (record.fit.max_abs_rel_error > kFitWarning) {
+    std::cerr << fmt::format(
+        "warning: the fit misses a point by {:.1f}%: the planned engine ({}) may not be the "
+        "target's scheduler; give its --max-num-seqs and --max-num-batched-tokens, or the "
+        "--scenario it serves\n",
+        record.fit.max_abs_rel_error * 100, record.engine.source);
+  }
   try {
     WriteProfile(a, record);
     if (scenario) {
-      Capacity(a, *scenario, profile_dir, &record);
+      if (!Capacity(a, *scenario, profile_dir, &record)) {
+        std::cerr << "interrupted: " << a.out << " holds the fit, without mu\n";
+        return 130;
+      }
       WriteProfile(a, record);
     }
   } catch (const config::ConfigError& e) {
@@ -353,6 +429,12 @@ int RunCalibrate(const CalibrateArgs& a) {
     return 2;
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
+    return 1;
+  }
+  if (record.capacity && record.capacity->mu_rps <= 0) {
+    std::cerr << "mu is 0: even " << CapacityOptions{}.lo_rps << " req/s of " << a.scenario
+              << "'s mix misses its SLOs on the fitted profile (or its requests do not fit the "
+                 "engine)\n";
     return 1;
   }
   std::cout << fmt::format(
@@ -394,7 +476,8 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
                   "The target's batch cap (vLLM's flag; default: the scenario engine's)")
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--max-prompt-tokens", a->max_prompt_tokens,
-                  "The longest prompt measured (default: half the profile's max_model_len)")
+                  "The longest prompt measured (default: half the context: the base profile's "
+                  "max_model_len, or the target's when /v1/models says and it is shorter)")
       ->check(CLI::Range(16, 1 << 24));
   cmd->add_option("--max-batch", a->max_batch,
                   "The largest batch tried (default: the planned engine's max_num_seqs; past it, "
@@ -402,7 +485,7 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--tpot-slo-s", a->tpot_slo_s,
                   "The batch ladder stops past this ITL (default: the scenario's, else 0.1)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1e-6, 3600.0));
   cmd->add_option("--samples", a->samples, "Requests per prompt length (their median counts)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
@@ -414,6 +497,10 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
                   "Tokens each decoding stream generates")
       ->capture_default_str()
       ->check(CLI::Range(4, 1 << 20));
+  cmd->add_option("--request-timeout-s", a->request_timeout_s,
+                  "Cap on one calibration request, seconds (a target that stops answering)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
   cmd->add_option("--check-s", a->check_s, "Seconds of the live run at mu (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));

@@ -7,8 +7,9 @@
 namespace spillway::app {
 
 /// "spillway ARG ..." from /proc/self/cmdline (the binary named `spillway` whatever its
-/// path; an argument with a space or a shell metacharacter single-quoted); "spillway" when
-/// it cannot be read.
+/// path; an argument with a space or a shell metacharacter single-quoted; the values of
+/// --api-key and --api-key-for written as "***": the line is written into files); "spillway"
+/// when it cannot be read.
 std::string Invocation();
 
 }  // namespace spillway::app

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <vector>
 
+#include <boost/json.hpp>
+
 #include "api/responses.h"
 #include "loadgen/http_attempt.h"
 #include "loadgen/request_body.h"
@@ -20,6 +22,7 @@
 
 namespace spillway::loadgen {
 namespace asio = boost::asio;
+namespace json = boost::json;
 namespace {
 
 void Rethrow(std::exception_ptr e) {
@@ -40,19 +43,46 @@ double Median(std::vector<double> v) {
   return (*mid + *std::max_element(v.begin(), mid)) / 2;
 }
 
+// The `max_model_len` of `model` in a GET /v1/models body (vLLM's model card and serve's
+// carry it); nullopt when the body has none (or is not such a list).
+std::optional<std::int32_t> ContextOf(const std::string& body, const std::string& model) {
+  boost::system::error_code ec;
+  const json::value v = json::parse(body, ec);
+  if (ec || !v.is_object() || !v.as_object().contains("data") || !v.at("data").is_array()) {
+    return std::nullopt;
+  }
+  for (const json::value& card : v.at("data").as_array()) {
+    const json::object* o = card.if_object();
+    if (o == nullptr || !o->contains("id") || !o->at("id").is_string() ||
+        o->at("id").as_string() != model || !o->contains("max_model_len")) {
+      continue;
+    }
+    const json::value& len = o->at("max_model_len");
+    if (len.is_int64() && len.as_int64() > 0 && len.as_int64() <= (1 << 30)) {
+      return static_cast<std::int32_t>(len.as_int64());
+    }
+  }
+  return std::nullopt;
+}
+
+std::string Streams(std::int32_t n) { return fmt::format("{} stream{}", n, n == 1 ? "" : "s"); }
+
+// "why" in parentheses, or nothing when it is empty.
+std::string Why(const std::string& why) { return why.empty() ? "" : " (" + why + ")"; }
+
 // Why an attempt is not a measurement; empty when it streamed every token asked for.
 std::string Failure(const AttemptRecord& r) {
   if (r.status == 0) {
-    return "no response (" + r.reason + ")";
+    return "no response" + Why(r.reason);
   }
   if (r.status == 429 || r.status == 503) {
-    return fmt::format("refused: {} {}", r.status, r.reason);
+    return fmt::format("refused: {}{}", r.status, Why(r.reason));
   }
   if (r.status != 200) {
-    return fmt::format("HTTP {} {}", r.status, r.reason);
+    return fmt::format("HTTP {}{}", r.status, Why(r.reason));
   }
   if (r.outcome != AttemptOutcome::kCompleted || r.first_token_s == kNever) {
-    return "the stream ended early (" + r.reason + ")";
+    return "the stream ended early" + Why(r.reason);
   }
   if (r.output_tokens != r.max_tokens) {
     return fmt::format("{} tokens streamed of {}", r.output_tokens, r.max_tokens);
@@ -72,6 +102,7 @@ struct CalibrationProbe::Impl {
   std::string authorization;
   std::uint64_t next_seed = 1;
   std::vector<double> gaps;
+  std::optional<std::int32_t> max_model_len;
 
   // Runs `work` on the io_context until it ends.
   template <typename Awaitable>
@@ -120,6 +151,7 @@ CalibrationProbe::CalibrationProbe(const ProbeOptions& options) : impl_(std::mak
                              ": GET /v1/models: " + models.error);
   }
   m.model = options.model;
+  m.max_model_len = ContextOf(models.status == 200 ? models.body : "", m.model);
   if (m.model.empty()) {
     const auto id = models.status == 200 ? api::FirstModelId(models.body) : std::nullopt;
     if (!id) {
@@ -128,12 +160,15 @@ CalibrationProbe::CalibrationProbe(const ProbeOptions& options) : impl_(std::mak
                       options.target_url, models.status));
     }
     m.model = *id;
+    m.max_model_len = ContextOf(models.body, m.model);
   }
 }
 
 CalibrationProbe::~CalibrationProbe() = default;
 
 const std::string& CalibrationProbe::model() const { return impl_->model; }
+
+std::optional<std::int32_t> CalibrationProbe::max_model_len() const { return impl_->max_model_len; }
 
 Seconds CalibrationProbe::RoundTrip(std::int32_t samples) {
   Impl& m = *impl_;
@@ -187,7 +222,7 @@ calibrate::DecodePoint CalibrationProbe::Decode(std::int32_t concurrency,
     }
   }
   if (!first_failure.empty()) {
-    throw ProbeError(fmt::format("{} streams at once: {}{}", concurrency, first_failure,
+    throw ProbeError(fmt::format("{} at once: {}{}", Streams(concurrency), first_failure,
                                  refused > 0 ? fmt::format(" ({} refused)", refused) : ""));
   }
   return {.concurrency = concurrency,
@@ -224,18 +259,19 @@ calibrate::LoadedPrefillPoint CalibrationProbe::PrefillUnderDecode(
   m.ioc.run();
   for (const AttemptRecord& r : streams) {
     if (const std::string why = Failure(r); !why.empty()) {
-      throw ProbeError(fmt::format("{} streams decoding: {}", concurrency, why));
+      throw ProbeError(fmt::format("{} decoding: {}", Streams(concurrency), why));
     }
   }
   if (const std::string why = Failure(probe); !why.empty()) {
-    throw ProbeError(fmt::format("a prompt of {} tokens beside {} streams: {}", prompt_tokens,
-                                 concurrency, why));
+    throw ProbeError(fmt::format("a prompt of {} tokens beside {}: {}", prompt_tokens,
+                                 Streams(concurrency), why));
   }
   for (const AttemptRecord& r : streams) {
     if (r.finished_s < probe.first_token_s) {
       throw ProbeError(fmt::format(
-          "a stream of {} tokens ended before the prompt of {} had its first token: the streams "
-          "must be longer",
+          "a stream of {} tokens ended before the prompt of {} had its first token: the target "
+          "runs fewer sequences at once, or a smaller token budget, than planned (give its "
+          "--max-num-seqs and --max-num-batched-tokens)",
           stream_output_tokens, prompt_tokens));
     }
   }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -20,7 +21,7 @@ struct ProbeOptions {
   std::string target_url;           ///< e.g. http://127.0.0.1:8000
   std::string model;                ///< empty: the first id of GET /v1/models
   std::string api_key;              ///< sent as "Authorization: Bearer KEY" when non-empty
-  Seconds request_timeout_s = 300;  ///< cap on one request
+  Seconds request_timeout_s = 120;  ///< cap on one request
 };
 
 /// A request that did not stream to its end (a refusal, an error, a timeout, a reset): the
@@ -41,6 +42,9 @@ class CalibrationProbe {
 
   /// The model the requests name.
   const std::string& model() const;
+  /// The model's context as GET /v1/models gives it (vLLM's and serve's `max_model_len`),
+  /// tokens; nullopt when it does not.
+  std::optional<std::int32_t> max_model_len() const;
 
   /// The transport's share of a TTFT measured here: the median time of `samples` GET
   /// /v1/models, each on a new connection as every measured request is (connect, request,

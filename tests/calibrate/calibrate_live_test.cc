@@ -2,12 +2,14 @@
 // the emulated engine of scenarios/seed-burst.yaml, admission off so that only the engine is
 // measured): the fitted profile predicts every measured point within 10%, and mu for the
 // scenario's mix on it is within 10% of mu on the original profile (measured on this 2-core
-// machine, idle: every point within 4.6%, mu 7.5% to 8.5% under the original's, the serve's own
-// per-request and per-sequence costs being real). Bad input: exit 2 with a message.
+// machine, idle: every point within 2.5%, mu 2.8% under the original's; serve's own
+// per-request and per-sequence costs are real and fitted). Bad input: exit 2 with a message,
+// before anything is measured.
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -51,9 +53,15 @@ TEST(LiveCalibrateTest, TheFitPredictsEveryPointAndMuWithinTenPercentOfTheKnownP
   const CommandResult r = RunCommand(
       {SPILLWAY_BINARY, "calibrate", "--target", "http://127.0.0.1:" + std::to_string(serve.port()),
        "--out", out, "--scenario", kSeedBurst, "--max-prompt-tokens", "1024", "--check-s", "10",
-       "--engine", "spillway serve (emulated)"},
+       "--engine", "spillway serve (emulated)", "--api-key", "sk-calibrate-secret"},
       240);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The key is not written into the profile's command.
+  std::ifstream written(out);
+  const std::string text((std::istreambuf_iterator<char>(written)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("sk-calibrate-secret"), std::string::npos);
+  EXPECT_NE(text.find("--api-key ***"), std::string::npos);
 
   const YAML::Node c = YAML::LoadFile(out)["calibration"];
   ExpectEveryPointWithinTenPercent(c["prefill"], "prefill");
