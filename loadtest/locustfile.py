@@ -181,7 +181,7 @@ class ScenarioUser(User):
                                 ttft = time.monotonic() - sent
                 else:
                     r.content  # read the refusal's body
-        except requests.RequestException as e:
+        except (requests.RequestException, ValueError) as e:  # ValueError: a malformed chunk
             error = e
         elapsed_ms = (time.monotonic() - sent) * 1000
         self.statuses[status] = self.statuses.get(status, 0) + 1
