@@ -223,24 +223,18 @@ bool Capacity(const CalibrateArgs& a, const Scenario& scenario, const std::strin
     so.seed = scenario.seed;
     const RunSummary sim = Simulate(at_mu, rc, so);
     // mu's promise, live: the probe's criterion (sim/capacity.h) on the same arrivals.
-    auto criterion = [&scenario](const RunSummary& r) {
-      const double completed = r.offered > 0 ? static_cast<double>(r.completed) / r.offered : 0;
-      return std::make_pair(completed >= 0.95 && r.ttft_s.count > 0 &&
-                                r.ttft_s.p95 <= *scenario.slo.ttft_s &&
-                                r.tpot_s.p95 <= *scenario.slo.tpot_s,
-                            completed);
-    };
-    const auto [live_ok, live_completed] = criterion(live.summary);
-    const auto [sim_ok, sim_completed] = criterion(sim);
-    c.live_check_verdict = live_ok ? "pass" : "fail";
+    const CapacityProbe live_run = JudgeCapacityRun(live.summary, scenario, mu.mu_rps);
+    const CapacityProbe sim_run = JudgeCapacityRun(sim, scenario, mu.mu_rps);
+    c.live_check_verdict = live_run.within_slo ? "pass" : "fail";
     c.live_check_evidence = fmt::format(
         "live at {:.2f} req/s for {:g} s: completed {:.1f}%{}, p95 TTFT {} (SLO {}), p95 TPOT {} "
         "(SLO {}); the simulator on this profile, same arrivals: completed {:.1f}%, p95 TTFT {}, "
         "p95 TPOT {}{}",
-        mu.mu_rps, a.check_s, live_completed * 100, Refusals(live), Ms(live.summary.ttft_s.p95),
-        Ms(*scenario.slo.ttft_s), Ms(live.summary.tpot_s.p95), Ms(*scenario.slo.tpot_s),
-        sim_completed * 100, Ms(sim.ttft_s.p95), Ms(sim.tpot_s.p95),
-        sim_ok ? "" : " (over the SLOs: a short run near mu is noisy)");
+        mu.mu_rps, a.check_s, live_run.completed_fraction * 100, Refusals(live),
+        Ms(live_run.ttft_p95_s), Ms(*scenario.slo.ttft_s), Ms(live_run.tpot_p95_s),
+        Ms(*scenario.slo.tpot_s), sim_run.completed_fraction * 100, Ms(sim_run.ttft_p95_s),
+        Ms(sim_run.tpot_p95_s),
+        sim_run.within_slo ? "" : " (over the SLOs: a short run near mu is noisy)");
     std::cerr << "  live check " << *c.live_check_verdict << ": " << c.live_check_evidence << "\n";
   }
   record->capacity = c;

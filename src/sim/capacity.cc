@@ -37,15 +37,7 @@ CapacityProbe Probe(const Scenario& base, const RunConfig& config, double rate, 
   SimOptions opt;
   opt.seed = o.seed;
   opt.invariant_checks = InvariantChecks::kOff;
-  const RunSummary s = Simulate(sc, rc, opt);
-  CapacityProbe p;
-  p.rate_rps = rate;
-  p.completed_fraction = s.offered > 0 ? static_cast<double>(s.completed) / s.offered : 0;
-  p.ttft_p95_s = s.ttft_s.p95;
-  p.tpot_p95_s = s.tpot_s.p95;
-  p.within_slo = p.completed_fraction >= 0.95 && s.ttft_s.count > 0 &&
-                 p.ttft_p95_s <= *base.slo.ttft_s && p.tpot_p95_s <= *base.slo.tpot_s;
-  return p;
+  return JudgeCapacityRun(Simulate(sc, rc, opt), base, rate);
 }
 
 double TraceRate(const Scenario& sc, std::uint64_t seed) {
@@ -58,6 +50,17 @@ double TraceRate(const Scenario& sc, std::uint64_t seed) {
 }
 
 }  // namespace
+
+CapacityProbe JudgeCapacityRun(const RunSummary& run, const Scenario& scenario, double rate_rps) {
+  CapacityProbe p;
+  p.rate_rps = rate_rps;
+  p.completed_fraction = run.offered > 0 ? static_cast<double>(run.completed) / run.offered : 0;
+  p.ttft_p95_s = run.ttft_s.p95;
+  p.tpot_p95_s = run.tpot_s.p95;
+  p.within_slo = p.completed_fraction >= 0.95 && run.ttft_s.count > 0 &&
+                 p.ttft_p95_s <= *scenario.slo.ttft_s && p.tpot_p95_s <= *scenario.slo.tpot_s;
+  return p;
+}
 
 Scenario CapacityProbeScenario(const Scenario& scenario, double rate_rps, Seconds duration_s,
                                std::uint64_t seed) {

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/run_summary.h"
 #include "sim/run_config.h"
 #include "workload/scenario.h"
 
@@ -41,6 +42,11 @@ struct CapacityResult {
   bool at_search_ceiling = false;  ///< hi_rps itself passed: mu is at least mu_rps
   std::vector<CapacityProbe> probes;
 };
+
+/// A probe's verdict on a run of `scenario`'s mix at `rate_rps`: within_slo when at least 95%
+/// of the offered requests completed and the p95 TTFT and TPOT are within the scenario's SLOs
+/// (which must be set). `spillway calibrate` judges its live run at mu by it too.
+CapacityProbe JudgeCapacityRun(const RunSummary& run, const Scenario& scenario, double rate_rps);
 
 /// Throws config::ConfigError when the scenario has no TTFT or TPOT SLO, or neither classes
 /// with token counts nor a trace.

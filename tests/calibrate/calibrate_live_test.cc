@@ -16,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "admission/admission.h"
+#include "calibrate/calibrate_test_util.h"
 #include "common/run_command.h"
 #include "common/sanitizer.h"
 #include "common/server_process.h"
@@ -81,7 +82,7 @@ TEST(LiveCalibrateTest, TheFitPredictsEveryPointAndMuWithinTenPercentOfTheKnownP
 
   // The file is a profile: the base's specifications, the engine named.
   const Profile fitted = LoadProfile(out);
-  const Profile seed = LoadProfile(kCalibrateSource + "/profiles/seed-a100-7b.yaml");
+  const Profile seed = calibrate_test::SeedProfile();
   EXPECT_EQ(fitted.engine, "spillway serve (emulated)");
   EXPECT_EQ(fitted.num_params, seed.num_params);
   EXPECT_EQ(fitted.num_gpu_blocks(), seed.num_gpu_blocks());

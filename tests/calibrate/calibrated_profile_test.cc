@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "calibrate/calibrate_test_util.h"
 #include "calibrate/profile_fit.h"
 #include "config/profile.h"
 
@@ -28,7 +29,7 @@ CalibrationRecord ARecord() {
                            .long_prefill_token_threshold = 0,
                            .slo_budgets = true,
                            .source = "scenarios/seed-burst.yaml"};
-  Profile base = LoadProfile(std::string(SPILLWAY_SOURCE_DIR) + "/profiles/seed-a100-7b.yaml");
+  Profile base = calibrate_test::SeedProfile();
   PointPlans plans;
   plans.prefill = {{}, {}};
   plans.decode = {StepPlan{}, StepPlan{}};
@@ -54,8 +55,7 @@ TEST(CalibratedProfileTest, ReadsBackWithTheFittedTermsAndTheBaseSpecifications)
   EXPECT_EQ(p.engine, "vLLM 0.6.3");
   EXPECT_EQ(p.mfu, 0.4321);
   EXPECT_EQ(p.first_token_overhead_s, 0.00123);
-  const Profile base =
-      LoadProfile(std::string(SPILLWAY_SOURCE_DIR) + "/profiles/seed-a100-7b.yaml");
+  const Profile base = calibrate_test::SeedProfile();
   EXPECT_EQ(p.peak_flops, base.peak_flops);
   EXPECT_EQ(p.num_params, base.num_params);
   EXPECT_EQ(p.max_model_len, base.max_model_len);

@@ -10,23 +10,16 @@
 
 #include <gtest/gtest.h>
 
+#include "calibrate/calibrate_test_util.h"
 #include "calibrate/point_plans.h"
-#include "config/engine_settings.h"
-#include "engine/resolve.h"
 #include "executor/cost_model.h"
 
 namespace spillway::calibrate {
 namespace {
 
-/// The seed profile's engine with a fixed budget of `budget` tokens and no SLO budgets.
+// The budget of 1,000 tokens, without the long-prefill rule.
 EngineConfig FixedBudgetEngine(std::int32_t budget) {
-  config::EngineSettings s;
-  s.profile = std::string(SPILLWAY_SOURCE_DIR) + "/profiles/seed-a100-7b.yaml";
-  s.policy = "unbounded";
-  s.slo_budgets = false;
-  s.max_num_batched_tokens = budget;
-  s.long_prefill_token_threshold = 0;
-  return ResolveEngine(s, std::string(SPILLWAY_SOURCE_DIR) + "/profiles");
+  return calibrate_test::FixedBudgetEngine(budget, 0);
 }
 
 CalibrationPoints SomePoints() {

@@ -9,22 +9,19 @@
 
 #include <gtest/gtest.h>
 
+#include "calibrate/calibrate_test_util.h"
 #include "calibrate/point_plans.h"
-#include "config/engine_settings.h"
 #include "config/profile.h"
-#include "engine/resolve.h"
 #include "executor/cost_model.h"
 
 namespace spillway::calibrate {
 namespace {
 
-Profile SeedProfileForFit() {
-  return LoadProfile(std::string(SPILLWAY_SOURCE_DIR) + "/profiles/seed-a100-7b.yaml");
-}
+using calibrate_test::SeedProfile;
 
 // A profile unlike the seed's in every efficiency term: what an engine measures as.
 Profile TrueProfile() {
-  Profile p = SeedProfileForFit();
+  Profile p = SeedProfile();
   p.mfu = 0.62;
   p.mbu = 0.78;
   p.step_overhead_s = 0.0011;
@@ -34,14 +31,7 @@ Profile TrueProfile() {
 }
 
 // The seed profile's engine with a fixed budget of 512 tokens (as a vLLM target's flags say).
-EngineConfig FitEngine() {
-  config::EngineSettings s;
-  s.profile = std::string(SPILLWAY_SOURCE_DIR) + "/profiles/seed-a100-7b.yaml";
-  s.policy = "unbounded";
-  s.slo_budgets = false;
-  s.max_num_batched_tokens = 512;
-  return ResolveEngine(s, std::string(SPILLWAY_SOURCE_DIR) + "/profiles");
-}
+EngineConfig FitEngine() { return calibrate_test::FixedBudgetEngine(512); }
 
 // The points `spillway calibrate` would measure (prompts 16..2048, batches 1..128 of 32 + 64
 // tokens, the longest prompt beside 1, 4, 16 and 64 streams), with their steps.
@@ -93,8 +83,8 @@ TEST(ProfileFitTest, TheTrueProfilePredictsItsOwnPointsExactly) {
 
 TEST(ProfileFitTest, FromTheSeedProfileTheFitPredictsEveryPointWithinOnePercent) {
   const Measured m = PointsOf(TrueProfile());
-  const ProfileFit base = Evaluate(SeedProfileForFit(), m.points, m.plans);
-  const ProfileFit fit = FitProfile(SeedProfileForFit(), m.points, m.plans);
+  const ProfileFit base = Evaluate(SeedProfile(), m.points, m.plans);
+  const ProfileFit fit = FitProfile(SeedProfile(), m.points, m.plans);
   EXPECT_GT(base.max_abs_rel_error, 0.2) << "the start must be far from the truth";
   EXPECT_LT(fit.max_abs_rel_error, 0.01);
   // With the prefills under decode, every term comes back.
@@ -104,13 +94,13 @@ TEST(ProfileFitTest, FromTheSeedProfileTheFitPredictsEveryPointWithinOnePercent)
   EXPECT_NEAR(fit.profile.per_seq_overhead_s, 0.00004, 0.00004 * 0.1);
   EXPECT_NEAR(fit.profile.first_token_overhead_s, 0.0045, 0.0045 * 0.05);
   // The specifications are the base profile's.
-  EXPECT_EQ(fit.profile.peak_flops, SeedProfileForFit().peak_flops);
-  EXPECT_EQ(fit.profile.num_params, SeedProfileForFit().num_params);
+  EXPECT_EQ(fit.profile.peak_flops, SeedProfile().peak_flops);
+  EXPECT_EQ(fit.profile.num_params, SeedProfile().num_params);
 }
 
 TEST(ProfileFitTest, WithThreePercentNoiseEveryPointStaysWithinFivePercent) {
   const Measured m = PointsOf(TrueProfile(), 0.03);
-  const ProfileFit fit = FitProfile(SeedProfileForFit(), m.points, m.plans);
+  const ProfileFit fit = FitProfile(SeedProfile(), m.points, m.plans);
   EXPECT_LT(fit.max_abs_rel_error, 0.05);  // measured: 4.0%
   EXPECT_LT(fit.rms_rel_error, 0.035);
 }
@@ -122,20 +112,20 @@ TEST(ProfileFitTest, DecodePointsAloneStillFitThoughMfuIsThePriors) {
   m.plans.prefill.clear();
   m.plans.loaded_prefill.clear();
   m.plans.loaded_arrival.clear();
-  const ProfileFit fit = FitProfile(SeedProfileForFit(), m.points, m.plans);
+  const ProfileFit fit = FitProfile(SeedProfile(), m.points, m.plans);
   EXPECT_LT(fit.max_abs_rel_error, 0.01);
   // No prompt says anything of the compute roof: mfu stays where the prior holds it.
-  EXPECT_NEAR(fit.profile.mfu, SeedProfileForFit().mfu, 1e-3);
+  EXPECT_NEAR(fit.profile.mfu, SeedProfile().mfu, 1e-3);
 }
 
 TEST(ProfileFitTest, TooFewOrNonPositivePointsAreRefused) {
   CalibrationPoints points;
   points.prefill.push_back({.prompt_tokens = 16, .ttft_s = 0.01, .samples = 1});
   points.decode.push_back({.concurrency = 1, .context_tokens = 64, .itl_s = 0.01, .samples = 1});
-  EXPECT_THROW(FitProfile(SeedProfileForFit(), points, PlanPoints(FitEngine(), points)),
+  EXPECT_THROW(FitProfile(SeedProfile(), points, PlanPoints(FitEngine(), points)),
                std::invalid_argument);
   points.decode.push_back({.concurrency = 2, .context_tokens = 64, .itl_s = 0, .samples = 1});
-  EXPECT_THROW(FitProfile(SeedProfileForFit(), points, PlanPoints(FitEngine(), points)),
+  EXPECT_THROW(FitProfile(SeedProfile(), points, PlanPoints(FitEngine(), points)),
                std::invalid_argument);
 }
 
