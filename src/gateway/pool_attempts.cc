@@ -8,6 +8,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <utility>
+
 #include "api/overload_contract.h"
 #include "api/responses.h"
 #include "gateway/exchange.h"
@@ -89,18 +91,28 @@ asio::awaitable<std::optional<GatewayHandler::Refusal>> GatewayHandler::OnPool(E
     metrics_.forwarded_total->With({served, upstream->url}).Inc();
     metrics_.prefix_prompt_tokens_total->With({served}).Inc(route.prompt_tokens);
     metrics_.prefix_matched_tokens_total->With({served}).Inc(d.cached_tokens);
-    const AttemptResult r =
-        co_await RelayAttempt(x.conn, *upstream, x.relay, clock_, [&](Seconds ttft_s) {
+    // The engine did not take it: its blocks may not be there. Taken back once, before the
+    // client hears the answer (its next request must not be routed by the old belief).
+    bool taken_back = false;
+    auto take_back = [&] {
+      if (!std::exchange(taken_back, true)) {
+        pool.OnNotStarted(i, route);
+      }
+    };
+    const AttemptResult r = co_await RelayAttempt(
+        x.conn, *upstream, x.relay, clock_,
+        [&](Seconds ttft_s) {
           pool.OnFirstToken(i, route.prompt_tokens, ttft_s, pick.alone,
                             pick.decision.predicted_ttft_s);
           metrics_.ttft_seconds->Observe(ttft_s);
-        });
+        },
+        [&](unsigned /*status*/) { take_back(); });
     const Seconds now = clock_.Now();
     pool.OnFinish(i, now, r.end == AttemptResult::End::kRelayed && r.status == 200);
     using End = AttemptResult::End;
     x.relayed = x.relayed || (r.end != End::kRefused && r.end != End::kUnreachable);
     if (r.status != 200 || r.end == End::kRefused || r.end == End::kUnreachable) {
-      pool.OnNotStarted(i, route);  // the engine did not take it: its blocks may not be there
+      take_back();
     }
     if (r.usage_tokens.has_value()) {
       x.usage_tokens = r.usage_tokens;

@@ -249,7 +249,8 @@ class StreamScan {
 asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Upstream& up,
                                             const RelayRequest& request,
                                             const net::SteadyClock& clock,
-                                            const FirstBytes& on_first_bytes) {
+                                            const FirstBytes& on_first_bytes,
+                                            const NotServed& on_not_served) {
   AttemptResult out;
   const auto ex = co_await asio::this_coro::executor;
   asio::ip::tcp::socket socket(ex);
@@ -340,6 +341,9 @@ asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn, const Ups
       co_return ended(body_ec == http::error::body_limit ? AttemptResult::End::kTooLarge
                                                          : AttemptResult::End::kUnreachable,
                       body_ec);
+    }
+    if (out.status != 200 && on_not_served) {
+      on_not_served(out.status);
     }
     if (out.status == 429 || out.status == 503) {
       KeepIdleIfClean(up, socket, parser, buffer, watch);

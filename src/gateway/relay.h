@@ -92,11 +92,17 @@ struct AttemptResult {
 /// Called once with the time from send to the first bytes of a 200 stream (its TTFT at the
 /// gateway; a non-streaming answer arrives whole at the end and says nothing of TTFT).
 using FirstBytes = std::function<void(Seconds)>;
+/// Called once with the endpoint's status when it answered other than 200, after its answer
+/// was read and before any of it reaches the client: what the gateway believed of the attempt
+/// (the prompt's blocks in the prefix index) is corrected before the client can send its next
+/// request.
+using NotServed = std::function<void(unsigned)>;
 
 boost::asio::awaitable<AttemptResult> RelayAttempt(net::HttpConnection& conn,
                                                    const Upstream& upstream,
                                                    const RelayRequest& request,
                                                    const net::SteadyClock& clock,
-                                                   const FirstBytes& on_first_bytes);
+                                                   const FirstBytes& on_first_bytes,
+                                                   const NotServed& on_not_served);
 
 }  // namespace spillway::gateway
