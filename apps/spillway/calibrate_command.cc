@@ -3,7 +3,9 @@
 // executor profile's efficiency terms to the points (src/calibrate/), writes the profile with
 // its points and fit error, then finds mu for a scenario's mix on it (sim --measure-capacity's
 // search) and checks mu by a short live run at that rate: within the SLOs, as mu promises, the
-// simulator's figures for the same arrivals beside it (docs/calibrate.md).
+// simulator's figures for the same arrivals beside it (docs/calibrate.md). With `--points
+// FILE` instead of --target, the points are read from the file (public benchmark runs, say:
+// calibrate/points_file.h) and nothing is measured; mu is found, not checked live.
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -23,6 +25,7 @@
 #include "admission/admission.h"
 #include "calibrate/calibrated_profile.h"
 #include "calibrate/point_plans.h"
+#include "calibrate/points_file.h"
 #include "calibrate/profile_fit.h"
 #include "commands.h"
 #include "config/config_error.h"
@@ -46,6 +49,7 @@ using calibrate::CalibrationRecord;
 
 struct CalibrateArgs {
   std::string target;
+  std::string points;  // a points file instead of a target
   std::string out;
   std::string profile = "seed-a100-7b";
   std::string scenario;
@@ -78,12 +82,13 @@ void WriteProfile(const CalibrateArgs& a, const CalibrationRecord& record) {
   const std::string description =
       fmt::format("{} on {}, efficiency fitted to {} by spillway calibrate",
                   record.fit.profile.model, record.fit.profile.gpu, record.target);
+  const std::string engine = !a.engine.empty() ? a.engine : record.engine_name;
   const fs::path parent = fs::path(a.out).parent_path();
   if (!parent.empty()) {
     fs::create_directories(parent);
   }
   OutputFile out(a.out, "--out");
-  *out.stream() << calibrate::CalibratedProfileYaml(record, name, description, a.engine);
+  *out.stream() << calibrate::CalibratedProfileYaml(record, name, description, engine);
   out.Commit();
 }
 
@@ -205,7 +210,7 @@ bool Capacity(const CalibrateArgs& a, const Scenario& scenario, const std::strin
   c.binding_slo = BindingSlo(mu, *scenario.slo.ttft_s, *scenario.slo.tpot_s);
   std::cerr << fmt::format("  mu {}{:.2f} req/s for {} on the fitted profile ({} bound)\n",
                            mu.at_search_ceiling ? ">= " : "", mu.mu_rps, a.scenario, c.binding_slo);
-  if (a.check_s > 0 && mu.mu_rps > 0) {
+  if (!a.target.empty() && a.check_s > 0 && mu.mu_rps > 0) {
     const Scenario at_mu = CapacityProbeScenario(scenario, mu.mu_rps, a.check_s, scenario.seed);
     std::cerr << fmt::format("  live check: {:g} s at {:.2f} req/s against the simulator\n",
                              a.check_s, mu.mu_rps);
@@ -241,17 +246,19 @@ bool Capacity(const CalibrateArgs& a, const Scenario& scenario, const std::strin
   return true;
 }
 
-// The engine the points are planned on: the scenario's settings (or the defaults), the base
-// profile, admission off; --max-num-batched-tokens and --max-num-seqs are the target's own
-// fixed budgets (SLO-derived budgets off).
+// The engine the points are planned on: the points file's engine (what its figures were
+// measured on), else the scenario's settings (or the defaults), the base profile, admission
+// off; --max-num-batched-tokens and --max-num-seqs are the target's own fixed budgets
+// (SLO-derived budgets off).
 EngineConfig PlannedEngineConfig(const CalibrateArgs& a, const Scenario* scenario,
-                                 const std::string& profile_dir,
+                                 const calibrate::PointsFile* file, const std::string& profile_dir,
                                  calibrate::PlannedEngine* planned) {
-  config::EngineSettings settings =
-      scenario ? ScenarioSettings(*scenario) : config::EngineSettings{};
+  config::EngineSettings settings = file       ? file->settings
+                                    : scenario ? ScenarioSettings(*scenario)
+                                               : config::EngineSettings{};
   settings.profile = a.profile;
   settings.policy = "unbounded";
-  planned->source = scenario ? a.scenario : "the engine defaults";
+  planned->source = file ? a.points : scenario ? a.scenario : "the engine defaults";
   EngineConfig engine = ResolveEngine(settings, profile_dir, {}, planned->source);
   if (a.max_num_batched_tokens || a.max_num_seqs) {
     // The target's fixed budgets; a flag not given keeps the value resolved above.
@@ -284,6 +291,11 @@ std::string ContextError(const CalibrateArgs& a, std::int32_t max_model_len) {
         a.decode_prompt_tokens, a.decode_output_tokens, max_model_len);
   }
   return "";
+}
+
+// Points of the fit: a burst counts three (its median TTFT, median TPOT and duration).
+std::size_t PointCount(const calibrate::CalibrationPoints& p) {
+  return p.prefill.size() + p.decode.size() + p.loaded_prefill.size() + 3 * p.bursts.size();
 }
 
 // Why --out cannot be written ("" when it can): its directory is made and PATH.partial opened
@@ -334,13 +346,23 @@ int RunCalibrate(const CalibrateArgs& a) {
     std::cerr << e.what() << "\n";
     return 2;
   }
+  std::optional<calibrate::PointsFile> file;
+  try {
+    if (!a.points.empty()) {
+      file = calibrate::LoadPointsFile(a.points);
+    }
+  } catch (const config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
   CalibrationRecord record;
-  record.target = a.target;
+  record.target = file ? "points file " + a.points : a.target;
   record.command = Invocation();
   record.base_profile = base.name;
   EngineConfig engine;
   try {
-    engine = PlannedEngineConfig(a, scenario ? &*scenario : nullptr, profile_dir, &record.engine);
+    engine = PlannedEngineConfig(a, scenario ? &*scenario : nullptr, file ? &*file : nullptr,
+                                 profile_dir, &record.engine);
   } catch (const config::ConfigError& e) {
     std::cerr << e.what() << "\n";
     return 2;
@@ -350,48 +372,71 @@ int RunCalibrate(const CalibrateArgs& a) {
     std::cerr << error << "\n";
     return 2;
   }
-  std::unique_ptr<loadgen::CalibrationProbe> probe;
-  try {
-    probe = std::make_unique<loadgen::CalibrationProbe>(
-        loadgen::ProbeOptions{a.target, a.model, a.api_key, a.request_timeout_s});
-  } catch (const std::exception& e) {
-    std::cerr << "--target: " << e.what() << "\n";
-    return 2;
-  }
-  // The context the requests must fit: the planned engine's, or the target's when its
-  // /v1/models says (vLLM's max_model_len) and it is shorter.
-  if (const auto target_len = probe->max_model_len();
-      target_len && *target_len < engine.max_model_len) {
-    engine.max_model_len = *target_len;
-  }
-  if (const std::string error = ContextError(a, engine.max_model_len); !error.empty()) {
-    std::cerr << error << "\n";
-    return 2;
-  }
-  record.model = probe->model();
-  if (record.model != base.model) {
-    std::cerr << "note: the target serves " << record.model << ", the base profile " << base.name
-              << " describes " << base.model
-              << ": its hardware and model figures are kept (--profile names another)\n";
-  }
-  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-  record.measured_at = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
-  std::cerr << fmt::format(
-      "calibrating {} ({}) from profile {}: prompts to {} tokens, batches to {} or a TPOT over "
-      "{}; planned on a token budget of {} and at most {} sequences ({})\n",
-      a.target, record.model, base.name, a.max_prompt_tokens.value_or(engine.max_model_len / 2),
-      a.max_batch.value_or(engine.scheduler.max_num_seqs), Ms(record.tpot_slo_s),
-      record.engine.max_num_batched_tokens, record.engine.max_num_seqs, record.engine.source);
   calibrate::PointPlans plans;
-  try {
-    Measure(a, *probe, engine, &record);
-    plans = calibrate::PlanPoints(engine, record.points);
-  } catch (const loadgen::ProbeError& e) {
-    std::cerr << "the target did not serve a calibration request: " << e.what() << "\n";
-    return 1;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "the points do not fit the planned engine: " << e.what() << "\n";
-    return 2;
+  if (file) {
+    record.points = file->points;
+    record.engine_name = file->engine;
+    record.model = base.model;
+    record.measured_at = file->measured_at;
+    std::cerr << fmt::format(
+        "fitting {} ({} points{}) from profile {}, planned on a token budget of {} and at most "
+        "{} sequences ({})\n",
+        a.points, PointCount(record.points),
+        record.points.bursts.empty()
+            ? std::string()
+            : fmt::format(", {} of them in {} burst{}", 3 * record.points.bursts.size(),
+                          record.points.bursts.size(), record.points.bursts.size() == 1 ? "" : "s"),
+        base.name, record.engine.max_num_batched_tokens, record.engine.max_num_seqs,
+        record.engine.source);
+    try {
+      plans = calibrate::PlanPoints(engine, record.points);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << a.points << ": the points do not fit the planned engine: " << e.what() << "\n";
+      return 2;
+    }
+  } else {
+    std::unique_ptr<loadgen::CalibrationProbe> probe;
+    try {
+      probe = std::make_unique<loadgen::CalibrationProbe>(
+          loadgen::ProbeOptions{a.target, a.model, a.api_key, a.request_timeout_s});
+    } catch (const std::exception& e) {
+      std::cerr << "--target: " << e.what() << "\n";
+      return 2;
+    }
+    // The context the requests must fit: the planned engine's, or the target's when its
+    // /v1/models says (vLLM's max_model_len) and it is shorter.
+    if (const auto target_len = probe->max_model_len();
+        target_len && *target_len < engine.max_model_len) {
+      engine.max_model_len = *target_len;
+    }
+    if (const std::string error = ContextError(a, engine.max_model_len); !error.empty()) {
+      std::cerr << error << "\n";
+      return 2;
+    }
+    record.model = probe->model();
+    if (record.model != base.model) {
+      std::cerr << "note: the target serves " << record.model << ", the base profile " << base.name
+                << " describes " << base.model
+                << ": its hardware and model figures are kept (--profile names another)\n";
+    }
+    const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+    record.measured_at = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
+    std::cerr << fmt::format(
+        "calibrating {} ({}) from profile {}: prompts to {} tokens, batches to {} or a TPOT "
+        "over {}; planned on a token budget of {} and at most {} sequences ({})\n",
+        a.target, record.model, base.name, a.max_prompt_tokens.value_or(engine.max_model_len / 2),
+        a.max_batch.value_or(engine.scheduler.max_num_seqs), Ms(record.tpot_slo_s),
+        record.engine.max_num_batched_tokens, record.engine.max_num_seqs, record.engine.source);
+    try {
+      Measure(a, *probe, engine, &record);
+      plans = calibrate::PlanPoints(engine, record.points);
+    } catch (const loadgen::ProbeError& e) {
+      std::cerr << "the target did not serve a calibration request: " << e.what() << "\n";
+      return 1;
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "the points do not fit the planned engine: " << e.what() << "\n";
+      return 2;
+    }
   }
   record.base_fit = calibrate::Evaluate(base, record.points, plans);
   record.fit = calibrate::FitProfile(base, record.points, plans);
@@ -432,9 +477,7 @@ int RunCalibrate(const CalibrateArgs& a) {
     return 1;
   }
   std::cout << fmt::format(
-      "wrote {}: {} points, fit error max {:.1f}%{}\n", a.out,
-      record.points.prefill.size() + record.points.decode.size() +
-          record.points.loaded_prefill.size(),
+      "wrote {}: {} points, fit error max {:.1f}%{}\n", a.out, PointCount(record.points),
       record.fit.max_abs_rel_error * 100,
       record.capacity ? fmt::format(", mu {:.2f} req/s for {}", record.capacity->mu_rps, a.scenario)
                       : std::string(", mu not measured (no --scenario)"));
@@ -449,8 +492,18 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand("calibrate",
                                      "Measure an OpenAI-compatible engine and fit a profile to it");
-  cmd->add_option("--target", a->target, "The engine's URL, e.g. http://127.0.0.1:8000")
-      ->required();
+  // What the fit is made from: exactly one of the two.
+  CLI::Option_group* source =
+      cmd->add_option_group("points", "What to fit (exactly one of the two)");
+  source->add_option("--target", a->target,
+                     "The engine's URL to measure, e.g. http://127.0.0.1:8000");
+  source
+      ->add_option("--points", a->points,
+                   "A file of points measured elsewhere (public benchmark runs, say; "
+                   "profiles/points/), fitted without measuring: its engine section is what "
+                   "they were measured on")
+      ->check(CLI::ExistingFile);
+  source->require_option(1);
   cmd->add_option("--out", a->out, "The profile YAML to write")->required();
   cmd->add_option("--profile", a->profile,
                   "The base profile (name or path): its hardware and model figures are kept")

@@ -62,7 +62,8 @@ double AdmissionController::ServiceRateEstimate(const EngineStats& stats) const 
     full.num_running = slots;
     full.num_waiting = 0;
     const double tps = PrefillRate(full);
-    const Seconds prefill_s = tps > 0 ? slots * mean_prompt_tokens_ / tps : 0.0;
+    const Seconds prefill_s =
+        tps > 0 ? slots * (mean_prompt_tokens_ / tps + PromptOverhead()) : 0.0;
     return slots / (mean_output_tokens_ * step_s + prefill_s);
   }
   return 0;
@@ -111,7 +112,7 @@ Seconds AdmissionController::QueueDelayEstimate(const EngineStats& stats,
     known = true;
   }
   if (const double tps = PrefillRate(stats); tps > 0) {
-    w = std::max(w, backlog / tps);
+    w = std::max(w, backlog / tps + waiting * PromptOverhead());
     known = true;
   }
   return known ? w : kNever;
@@ -171,7 +172,12 @@ Seconds AdmissionController::PrefillEstimate(std::int32_t prompt_tokens) const {
 
 Seconds AdmissionController::PrefillEstimate(std::int32_t prompt_tokens,
                                              const EngineStats& stats) const {
-  return PrefillTime(prompt_tokens, PrefillRate(stats), estimator_.step_time_s());
+  return PrefillTime(prompt_tokens, PrefillRate(stats), estimator_.step_time_s()) +
+         PromptOverhead();
+}
+
+Seconds AdmissionController::PromptOverhead() const {
+  return estimator_.prefill_capacity_measured() ? 0.0 : config_.prefill_overhead_per_prompt_s;
 }
 
 Seconds AdmissionController::KvRoomWait(std::int32_t prompt_tokens,

@@ -156,6 +156,14 @@ struct AdmissionConfig {
   /// share its steps with (running + half the waiting ahead; at least the estimator's lower
   /// bound). Empty: the estimator's value alone.
   std::vector<double> prefill_tokens_per_s_by_decodes;
+  /// What a prompt costs beyond its tokens, seconds: the cost model's per-sequence and
+  /// first-token overheads of the step its last chunk runs in (profile per_seq_overhead_s +
+  /// first_token_overhead_s). Until the estimator has measured prefill capacity (the
+  /// measurement includes it), W_est adds it for every prompt waiting ahead and t_prefill_est
+  /// for the request's own: the throughput table counts one prompt a step, and a burst of
+  /// short prompts is mostly this (a100-llama3-8b's 3.3 ms a prompt: 15 of 108 admitted
+  /// 64-token prompts were late without it, tests/engine/cold_start_test.cc).
+  Seconds prefill_overhead_per_prompt_s = 0;
   /// The scheduler's priority_aging_s under priority scheduling, seconds; 0 under FCFS. With
   /// it, W_est for a request of class p also counts the requests of more urgent classes q
   /// expected to overtake it while it waits: their admission rate x min(wait, (p - q) x aging)
@@ -326,8 +334,11 @@ class AdmissionController {
   /// t_prefill_est for a prompt: max(one step, prompt / prefill throughput), seconds, at the
   /// estimator's prefill throughput.
   Seconds PrefillEstimate(std::int32_t prompt_tokens) const;
-  /// The same at PrefillRate(stats).
+  /// The same at PrefillRate(stats), plus PromptOverhead().
   Seconds PrefillEstimate(std::int32_t prompt_tokens, const EngineStats& stats) const;
+  /// AdmissionConfig::prefill_overhead_per_prompt_s until the estimator has measured prefill
+  /// capacity, then 0 (the measured rate includes it), seconds.
+  Seconds PromptOverhead() const;
   /// Prefill throughput for a request arriving at `stats`, tokens/s, at the decodes it will
   /// share its steps with, d = running + half the waiting ahead, by the model
   /// AdmissionConfig::prefill_tokens_per_s_by_decodes: once the estimator has measured

@@ -25,9 +25,14 @@ std::vector<double> PrefillRates(const CostModel& cost, const SchedulerConfig& s
   const std::int32_t most = std::max(0, std::min(scheduler.max_num_seqs, budget - 1));
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(most) + 1);
+  // The prompt's own overheads (its sequence, its first token) are not throughput: admission
+  // adds them a prompt (AdmissionConfig::prefill_overhead_per_prompt_s).
+  const Profile& p = cost.profile();
+  const Seconds per_prompt = p.per_seq_overhead_s + p.first_token_overhead_s;
   for (std::int32_t d = 0; d <= most; ++d) {
     const std::int32_t prefill = budget - d;
-    out.push_back(prefill / cost.StepTime(d, context_tokens, prefill, context_tokens));
+    out.push_back(prefill /
+                  (cost.StepTime(d, context_tokens, prefill, context_tokens) - per_prompt));
   }
   return out;
 }

@@ -20,7 +20,9 @@ ServiceEstimatorConfig EstimatorPriors(const CostModel& cost, const SchedulerCon
 
 /// Modelled prefill throughput by the decodes sharing the step: element d is the prefill
 /// tokens/s of a step that decodes d sequences of `context_tokens` and prefills the rest of the
-/// token budget, for d = 0..min(max_num_seqs, max_num_batched_tokens - 1); tokens/s. Before the
+/// token budget, for d = 0..min(max_num_seqs, max_num_batched_tokens - 1), without the
+/// prompt's own per-sequence and first-token overheads (admission adds those a prompt);
+/// tokens/s. Before the
 /// engine has measured a step with a full token budget, admission reads it at the decodes a
 /// request will share its steps with (AdmissionConfig::prefill_tokens_per_s_by_decodes): a
 /// fresh engine is not full, and a full batch's rate refused 110 of a burst of 120 that it

@@ -93,6 +93,28 @@ void Points(YAML::Emitter& out, const CalibrationRecord& r) {
               out << YAML::Key << "stream_output_tokens" << YAML::Value << p.stream_output_tokens;
               Figure(out, "ttft_s", p.ttft_s);
             });
+  // A burst: its three figures measured, predicted and the error (the request lists stay in
+  // the points file the source names).
+  out << YAML::Key << "bursts" << YAML::Comment("requests sent at once (points file)")
+      << YAML::Value << YAML::BeginSeq;
+  for (std::size_t i = 0; i < r.points.bursts.size(); ++i) {
+    const BurstPoint& b = r.points.bursts[i];
+    const BurstErrors& e = r.fit.bursts.at(i);
+    out << YAML::BeginMap;
+    out << YAML::Key << "source" << YAML::Value << b.source;
+    out << YAML::Key << "requests" << YAML::Value << b.prompt_tokens.size();
+    for (const auto& [key, error] :
+         {std::pair{"ttft_median_s", &e.ttft_median}, std::pair{"tpot_median_s", &e.tpot_median},
+          std::pair{"duration_s", &e.duration}}) {
+      out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+      Figure(out, "measured", error->measured_s);
+      Figure(out, "predicted", error->predicted_s);
+      Figure(out, "rel_error", error->rel_error);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
 }
 
 void Calibration(YAML::Emitter& out, const CalibrationRecord& r) {
@@ -103,7 +125,10 @@ void Calibration(YAML::Emitter& out, const CalibrationRecord& r) {
   out << YAML::Key << "command" << YAML::Value << r.command;
   out << YAML::Key << "base_profile" << YAML::Value << r.base_profile;
   Figure(out, "transport_s", r.points.transport_s,
-         "median GET /v1/models on a new connection: in every TTFT, not in the engine's steps");
+         r.engine_name.empty() && r.points.bursts.empty()
+             ? "median GET /v1/models on a new connection: in every TTFT, not in the engine's "
+               "steps"
+             : "the points file's: in every TTFT, not in the engine's steps");
   out << YAML::Key << "engine_plans" << YAML::Comment("the scheduler the points are planned with")
       << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "max_num_batched_tokens" << YAML::Value << r.engine.max_num_batched_tokens;
@@ -119,8 +144,8 @@ void Calibration(YAML::Emitter& out, const CalibrationRecord& r) {
   Figure(out, "base_profile_max_abs_rel_error", r.base_fit.max_abs_rel_error);
   out << YAML::Key << "not_identifiable" << YAML::Value
       << "mbu against step_overhead_s from lone prompts and pure decode batches (both raise "
-         "every step alike): the prefills under decode tell them apart; without those, mbu "
-         "stays near the base profile's";
+         "every step alike): the prefills under decode, or bursts' TPOT over batches of every "
+         "size, tell them apart; without those, mbu stays near the base profile's";
   out << YAML::EndMap;
   Points(out, r);
   out << YAML::Key << "tpot_slo_s" << YAML::Value << G(r.tpot_slo_s);

@@ -39,7 +39,8 @@ struct PlannedEngine {
 };
 
 struct CalibrationRecord {
-  std::string target;        ///< the URL measured
+  std::string target;        ///< the URL measured, or the points file read
+  std::string engine_name;   ///< the engine the points file names (engine.name), else empty
   std::string model;         ///< the model the requests named
   std::string measured_at;   ///< UTC, "YYYY-MM-DDThh:mm:ssZ"
   std::string command;       ///< the command line

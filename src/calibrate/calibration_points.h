@@ -5,9 +5,11 @@
 // A prefill point is one prompt length sent alone (max_tokens 1, one request at a time): its
 // TTFT is the prompt's prefill, in chunks of the engine's token budget, and the first-token
 // cost. A decode point is `concurrency` streams decoding together: the inter-token latency is
-// one engine step with that many decodes at the streams' mean context.
+// one engine step with that many decodes at the streams' mean context. A burst point
+// (BurstPoint) is a public benchmark's run of many requests sent at once.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/types.h"
@@ -39,10 +41,28 @@ struct LoadedPrefillPoint {
   std::int32_t samples = 0;
 };
 
+/// A burst: every request sent at once to an idle engine (vLLM's benchmark_serving.py with
+/// `--request-rate inf`), request i a prompt of prompt_tokens[i] generating output_tokens[i]:
+/// the figures such a run publishes, its median TTFT, median TPOT (per request, (latency -
+/// TTFT) / (output - 1), over the requests of two tokens or more) and its duration (to the last
+/// request's end). Public benchmark runs are bursts; `spillway calibrate --points` fits them.
+struct BurstPoint {
+  std::string source;  ///< where the figures come from (a file, a commit)
+  std::vector<std::int32_t> prompt_tokens;
+  /// Each request's output. 0: the request ended at its first token with no text, which
+  /// benchmark_serving.py records as TTFT 0 (it never saw text) and counts in the median;
+  /// the prediction does the same (it is planned as one token).
+  std::vector<std::int32_t> output_tokens;
+  Seconds ttft_median_s = 0;
+  Seconds tpot_median_s = 0;
+  Seconds duration_s = 0;
+};
+
 struct CalibrationPoints {
   std::vector<PrefillPoint> prefill;
   std::vector<DecodePoint> decode;
   std::vector<LoadedPrefillPoint> loaded_prefill;
+  std::vector<BurstPoint> bursts;
   /// The transport's share of every TTFT (CalibrationProbe::RoundTrip), seconds: taken off
   /// the TTFTs before the fit, since it does not hold the engine up.
   Seconds transport_s = 0;

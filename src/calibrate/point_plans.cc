@@ -50,6 +50,7 @@ class PlanDriver {
   }
 
   const StepPlan& last() const { return last_; }
+  const StepEvents& events() const { return engine_.events(); }
 
   // True when the last step sampled a token for `id`.
   bool Sampled(RequestId id) const {
@@ -81,6 +82,92 @@ std::vector<StepPlan> UntilFirstToken(PlanDriver& driver, RequestId id) {
 }
 
 bool PureDecode(const StepPlan& p) { return !p.empty() && p.num_prefill_tokens == 0; }
+
+BurstPlan PlanBurst(const EngineConfig& config, const BurstPoint& burst) {
+  if (burst.prompt_tokens.empty() || burst.prompt_tokens.size() != burst.output_tokens.size()) {
+    throw std::invalid_argument(
+        fmt::format("burst {}: {} prompt lengths and {} output lengths (one of each a request)",
+                    burst.source, burst.prompt_tokens.size(), burst.output_tokens.size()));
+  }
+  const CostModel model(config.profile);
+  const std::size_t n = burst.prompt_tokens.size();
+  PlanDriver driver(config);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (burst.prompt_tokens[i] < 1 || burst.output_tokens[i] < 0) {
+      throw std::invalid_argument(
+          fmt::format("burst {}: request {} has {} prompt and {} output tokens", burst.source, i,
+                      burst.prompt_tokens[i], burst.output_tokens[i]));
+    }
+    try {
+      driver.Offer(static_cast<RequestId>(i + 1), burst.prompt_tokens[i],
+                   std::max(1, burst.output_tokens[i]));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(
+          fmt::format("burst {}: request {}: {}", burst.source, i, e.what()));
+    }
+  }
+  BurstPlan plan;
+  plan.output_tokens = burst.output_tokens;
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  plan.first_token_step.assign(n, kNone);
+  plan.last_step.assign(n, kNone);
+  while (driver.Step()) {
+    const std::size_t k = plan.steps.size();
+    plan.steps.push_back(model.Work(driver.last()));
+    for (const ScheduledSeq& s : driver.last().seqs) {
+      const auto i = static_cast<std::size_t>(s.id - 1);
+      if (s.samples_token && plan.first_token_step[i] == kNone) {
+        plan.first_token_step[i] = k;
+      }
+    }
+    for (const Request& r : driver.events().finished) {
+      plan.last_step[static_cast<std::size_t>(r.spec.id - 1)] = k;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (plan.first_token_step[i] == kNone || plan.last_step[i] == kNone) {
+      throw std::invalid_argument(
+          fmt::format("burst {}: the engine did not serve request {} ({} prompt tokens)",
+                      burst.source, i, burst.prompt_tokens[i]));
+    }
+  }
+  return plan;
+}
+
+Seconds Median(std::vector<Seconds> v) {
+  if (v.empty()) {
+    return 0;
+  }
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  if (v.size() % 2 == 1) {
+    return v[mid];
+  }
+  const Seconds upper = v[mid];
+  return (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid))) / 2;
+}
+
+BurstFigures PredictBurst(const CostModel& model, const BurstPlan& plan) {
+  const std::vector<std::int32_t>& output_tokens = plan.output_tokens;
+  std::vector<Seconds> end;  // end[k]: when step k ended
+  end.reserve(plan.steps.size());
+  Seconds t = 0;
+  for (const StepWork& w : plan.steps) {
+    t += model.StepTime(w);
+    end.push_back(t);
+  }
+  std::vector<Seconds> ttfts;
+  std::vector<Seconds> tpots;
+  ttfts.reserve(output_tokens.size());
+  for (std::size_t i = 0; i < output_tokens.size(); ++i) {
+    const Seconds first = end[plan.first_token_step[i]];
+    ttfts.push_back(output_tokens[i] == 0 ? 0 : first);  // BurstPoint::output_tokens says why
+    if (output_tokens[i] > 1) {
+      tpots.push_back((end[plan.last_step[i]] - first) / (output_tokens[i] - 1));
+    }
+  }
+  return {Median(std::move(ttfts)), Median(std::move(tpots)), t};
+}
 
 }  // namespace
 
@@ -131,6 +218,9 @@ PointPlans PlanPoints(const EngineConfig& config, const CalibrationPoints& point
     driver.End();
     plans.loaded_prefill.push_back(UntilFirstToken(driver, 1));
   }
+  for (const BurstPoint& b : points.bursts) {
+    plans.bursts.push_back(PlanBurst(config, b));
+  }
   return plans;
 }
 
@@ -153,6 +243,9 @@ Predictions Predict(const CostModel& model, const PointPlans& plans) {
   for (std::size_t i = 0; i < plans.loaded_prefill.size(); ++i) {
     out.loaded_prefill.push_back(model.StepTime(plans.loaded_arrival[i]) / 2 +
                                  StepsTime(model, plans.loaded_prefill[i]));
+  }
+  for (std::size_t i = 0; i < plans.bursts.size(); ++i) {
+    out.bursts.push_back(PredictBurst(model, plans.bursts[i]));
   }
   return out;
 }

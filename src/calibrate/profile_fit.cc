@@ -62,6 +62,13 @@ double SquaredErrors(const Profile& p, const CalibrationPoints& points, const Po
   for (std::size_t i = 0; i < points.loaded_prefill.size(); ++i) {
     add(predicted.loaded_prefill[i] + points.transport_s, points.loaded_prefill[i].ttft_s);
   }
+  for (std::size_t i = 0; i < points.bursts.size(); ++i) {
+    const BurstPoint& b = points.bursts[i];
+    const BurstFigures& f = predicted.bursts[i];
+    add(f.ttft_median_s + points.transport_s, b.ttft_median_s);
+    add(f.tpot_median_s, b.tpot_median_s);
+    add(f.duration_s + points.transport_s, b.duration_s);
+  }
   return sum;
 }
 
@@ -96,7 +103,9 @@ std::pair<Vars, double> Minimise(const Problem& problem, const Vars& start) {
 }
 
 void CheckPoints(const CalibrationPoints& points) {
-  if (points.prefill.size() + points.decode.size() + points.loaded_prefill.size() < 3) {
+  if (points.prefill.size() + points.decode.size() + points.loaded_prefill.size() +
+          3 * points.bursts.size() <
+      3) {
     throw std::invalid_argument("a fit needs at least three measured points");
   }
   for (const PrefillPoint& p : points.prefill) {
@@ -112,6 +121,12 @@ void CheckPoints(const CalibrationPoints& points) {
   for (const LoadedPrefillPoint& p : points.loaded_prefill) {
     if (!(p.ttft_s > 0) || p.prompt_tokens < 1 || p.concurrency < 1) {
       throw std::invalid_argument("a prefill under decode has no positive TTFT or streams");
+    }
+  }
+  for (const BurstPoint& b : points.bursts) {
+    if (!(b.ttft_median_s > 0) || !(b.tpot_median_s > 0) || !(b.duration_s > 0)) {
+      throw std::invalid_argument("burst " + b.source +
+                                  ": its median TTFT, median TPOT and duration must be positive");
     }
   }
 }
@@ -140,7 +155,17 @@ ProfileFit Evaluate(const Profile& profile, const CalibrationPoints& points,
     add(fit.loaded_prefill, points.loaded_prefill[i].ttft_s,
         predicted.loaded_prefill[i] + points.transport_s);
   }
-  const std::size_t n = fit.prefill.size() + fit.decode.size() + fit.loaded_prefill.size();
+  for (std::size_t i = 0; i < points.bursts.size(); ++i) {
+    const BurstPoint& b = points.bursts[i];
+    const BurstFigures& f = predicted.bursts[i];
+    std::vector<PointError> three;
+    add(three, b.ttft_median_s, f.ttft_median_s + points.transport_s);
+    add(three, b.tpot_median_s, f.tpot_median_s);
+    add(three, b.duration_s, f.duration_s + points.transport_s);
+    fit.bursts.push_back({three[0], three[1], three[2]});
+  }
+  const std::size_t n =
+      fit.prefill.size() + fit.decode.size() + fit.loaded_prefill.size() + 3 * fit.bursts.size();
   fit.rms_rel_error = n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0;
   return fit;
 }
@@ -150,7 +175,8 @@ ProfileFit FitProfile(const Profile& base, const CalibrationPoints& points,
   CheckPoints(points);
   if (plans.prefill.size() != points.prefill.size() ||
       plans.decode.size() != points.decode.size() ||
-      plans.loaded_prefill.size() != points.loaded_prefill.size()) {
+      plans.loaded_prefill.size() != points.loaded_prefill.size() ||
+      plans.bursts.size() != points.bursts.size()) {
     throw std::invalid_argument("the plans are not the points'");
   }
   const Problem problem{&base, &points, &plans};

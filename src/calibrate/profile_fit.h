@@ -17,7 +17,8 @@
 // first-token overhead; the ITL's growth with the batch is per_seq_overhead plus the KV read.
 // Alone, those leave mbu against step_overhead_s (and so mfu, in a compute-bound chunk) to the
 // prior: fits as good as each other that disagree on the mixed steps a workload runs. The long
-// prompt sent while streams decode (LoadedPrefillPoint) is such mixed steps, and pins them.
+// prompt sent while streams decode (LoadedPrefillPoint) is such mixed steps, and pins them; so
+// do a burst's (BurstPoint) median TPOT and duration, over batches from one to its size.
 
 #include <vector>
 
@@ -35,11 +36,19 @@ struct PointError {
   double rel_error = 0;  ///< (predicted - measured) / measured
 };
 
+/// A burst's three figures, each a point of the fit.
+struct BurstErrors {
+  PointError ttft_median;
+  PointError tpot_median;
+  PointError duration;
+};
+
 struct ProfileFit {
   Profile profile;                         ///< the base profile with the fitted efficiency terms
   std::vector<PointError> prefill;         ///< one per CalibrationPoints::prefill, in order
   std::vector<PointError> decode;          ///< one per CalibrationPoints::decode, in order
   std::vector<PointError> loaded_prefill;  ///< one per CalibrationPoints::loaded_prefill
+  std::vector<BurstErrors> bursts;         ///< one per CalibrationPoints::bursts
   double max_abs_rel_error = 0;            ///< over every point
   double rms_rel_error = 0;                ///< root mean square over every point
 };
@@ -49,8 +58,8 @@ ProfileFit Evaluate(const Profile& profile, const CalibrationPoints& points,
                     const PointPlans& plans);
 
 /// The best fit of the efficiency terms to `points` (their steps `plans`), starting from
-/// `base`. Throws std::invalid_argument when there are fewer than three points or one is not
-/// positive.
+/// `base`. Throws std::invalid_argument when there are fewer than three points (a burst counts
+/// three) or one is not positive.
 ProfileFit FitProfile(const Profile& base, const CalibrationPoints& points,
                       const PointPlans& plans);
 

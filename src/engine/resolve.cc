@@ -125,6 +125,7 @@ EngineConfig ResolveEngine(const config::EngineSettings& given, const std::strin
   a.estimator = EstimatorPriors(cost, e.scheduler, context);
   a.decode_step_s_by_batch = DecodeStepTimes(cost, e.scheduler.max_num_seqs, context);
   a.prefill_tokens_per_s_by_decodes = PrefillRates(cost, e.scheduler, context);
+  a.prefill_overhead_per_prompt_s = e.profile.per_seq_overhead_s + e.profile.first_token_overhead_s;
   DeriveLongPrefill(s, a.prefill_tokens_per_s_by_decodes.front(), &e.scheduler);
   if (const std::int32_t threshold = e.scheduler.long_prefill_token_threshold;
       threshold > 0 && e.scheduler.enable_chunked_prefill) {

@@ -21,22 +21,24 @@ Seconds CostModel::Roofline(double flops, double bytes, std::int32_t num_seqs,
          profile_.first_token_overhead_s * first_tokens + std::max(compute_s, memory_s);
 }
 
-Seconds CostModel::StepTime(const StepPlan& plan) const {
-  if (plan.empty()) {
-    return 0;
-  }
-  double flops = 0;
+StepWork CostModel::Work(const StepPlan& plan) const {
+  StepWork w;
   double kv_tokens = 0;
-  std::int32_t first_tokens = 0;
   for (const ScheduledSeq& s : plan.seqs) {
-    flops += TokenFlops(s.num_new_tokens, s.num_context_tokens);
+    w.flops += TokenFlops(s.num_new_tokens, s.num_context_tokens);
     kv_tokens += static_cast<double>(s.num_context_tokens + s.num_new_tokens);
     // A prompt's last chunk samples the request's first token (a recompute's last chunk
     // samples too: the engine rebuilds the request's state the same way).
-    first_tokens += s.samples_token && !s.is_decode ? 1 : 0;
+    w.first_tokens += s.samples_token && !s.is_decode ? 1 : 0;
   }
-  const double bytes = profile_.weight_bytes() + kv_tokens * profile_.kv_bytes_per_token();
-  return Roofline(flops, bytes, static_cast<std::int32_t>(plan.seqs.size()), first_tokens);
+  w.bytes = plan.empty() ? 0 : profile_.weight_bytes() + kv_tokens * profile_.kv_bytes_per_token();
+  w.num_seqs = static_cast<std::int32_t>(plan.seqs.size());
+  return w;
+}
+
+Seconds CostModel::StepTime(const StepWork& work) const {
+  return work.num_seqs == 0 ? 0
+                            : Roofline(work.flops, work.bytes, work.num_seqs, work.first_tokens);
 }
 
 Seconds CostModel::StepTime(std::int32_t num_decodes, std::int64_t context_tokens,

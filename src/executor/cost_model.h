@@ -18,6 +18,15 @@
 
 namespace spillway {
 
+/// What one step asks of the GPU, before any efficiency term: the same under every profile
+/// that shares its hardware and model figures (a fit times it under many).
+struct StepWork {
+  double flops = 0;               ///< forward FLOPs of every new token
+  double bytes = 0;               ///< weights and KV read, bytes
+  std::int32_t num_seqs = 0;      ///< sequences in the step (0: an empty step, no time)
+  std::int32_t first_tokens = 0;  ///< sequences sampling their first token
+};
+
 class CostModel {
  public:
   explicit CostModel(Profile profile) : profile_(std::move(profile)) {}
@@ -25,7 +34,12 @@ class CostModel {
   const Profile& profile() const { return profile_; }
 
   /// Modelled duration of `plan`, seconds. An empty plan costs 0.
-  Seconds StepTime(const StepPlan& plan) const;
+  Seconds StepTime(const StepPlan& plan) const { return StepTime(Work(plan)); }
+
+  /// The FLOPs, bytes and sequences of `plan` (StepTime(Work(plan)) == StepTime(plan)).
+  StepWork Work(const StepPlan& plan) const;
+  /// Modelled duration of a step asking `work`, seconds; 0 for an empty step.
+  Seconds StepTime(const StepWork& work) const;
 
   /// Duration of a step that decodes `num_decodes` sequences of `context_tokens` each and
   /// prefills `prefill_tokens` more tokens of one sequence with `prefill_context` tokens of

@@ -73,11 +73,12 @@ TEST_F(LiveTailDropTest, ABurstFillsTheFreeSlotsBeforeTheQueueCounts) {
   EXPECT_EQ(queue_full, 6);
 }
 
-// Finding 5: a fresh server on the h100-llama3-8b profile (SLO-derived batch of 520 sequences)
-// and a burst of 120 requests of 200 prompt tokens, all of which it serves within the SLO.
-// Under predictive, whose cold-start priors the finding was about: the forecast plans a burst
-// that lands before the first step at the model's pace, and under AddressSanitizer (steps
-// slower than modelled, forecasts slower still) it served 93.
+// Finding 5: a fresh server on the h100-llama3-8b profile and a burst of 100 requests of 200
+// prompt tokens, all of which it serves within the SLO (tests/engine/cold_start_test.cc; 120
+// before the profile's fit to public runs, and a 520-sequence batch). Under predictive, whose
+// cold-start priors the finding was about: the forecast plans a burst that lands before the
+// first step at the model's pace, and under AddressSanitizer (steps slower than modelled,
+// forecasts slower still) it served 93 of 120.
 class LiveColdStartTest : public server_test::ServerFixture {
  protected:
   std::vector<std::string> ServerArgs() override {
@@ -88,14 +89,15 @@ class LiveColdStartTest : public server_test::ServerFixture {
 TEST_F(LiveColdStartTest, AFreshServerServesABurstItCanServe) {
   // Before the fix 10 or so were admitted (429 queue_delay_exceeded: "estimated queue delay
   // 0.97 s + prefill 0.097 s" from a full batch's prefill rate).
-  const std::vector<HttpResponse> responses = Burst(client(), 120, CompletionBody(200, 16), 30);
+  const std::vector<HttpResponse> responses = Burst(client(), 100, CompletionBody(200, 16), 30);
   int ok = 0;
   for (const HttpResponse& r : responses) {
     ok += r.status == 200;
     EXPECT_TRUE(r.status == 200 || r.status == 429) << r.status << " " << r.body;
   }
   RecordProperty("served", ok);
-  EXPECT_GE(ok, 100);
+  // Measured: 97 to 99, idle and beside two busy cores (the simulator admits 88).
+  EXPECT_GE(ok, 80);
 }
 
 // Finding 3: four batch slots by count, priority scheduling; four class-10 requests decoding

@@ -1,0 +1,155 @@
+// Bursts (calibrate/calibration_points.h BurstPoint): every request offered at once, planned by
+// the engine, each request's TTFT and TPOT read off the timed steps, and the points file that
+// carries them (calibrate/points_file.h), down to its errors.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "calibrate/calibrate_test_util.h"
+#include "calibrate/point_plans.h"
+#include "calibrate/points_file.h"
+#include "config/config_error.h"
+#include "executor/cost_model.h"
+
+namespace spillway::calibrate {
+namespace {
+
+// Two prompts of 600 tokens on a budget of 1,000: the first prefills alone, the second beside
+// the first's decode; then both decode until the shorter (3 tokens) ends.
+BurstPoint TwoPrompts(std::int32_t second_output) {
+  BurstPoint b;
+  b.source = "two prompts";
+  b.prompt_tokens = {600, 600};
+  b.output_tokens = {3, second_output};
+  b.ttft_median_s = b.tpot_median_s = b.duration_s = 1;
+  return b;
+}
+
+TEST(BurstPlanTest, EachRequestsTtftAndTpotAreTheStepsItWaitedForAndDecodedIn) {
+  CalibrationPoints points;
+  points.bursts = {TwoPrompts(5)};
+  const EngineConfig engine = calibrate_test::FixedBudgetEngine(1000, 0);
+  const PointPlans plans = PlanPoints(engine, points);
+  ASSERT_EQ(plans.bursts.size(), 1u);
+  const BurstPlan& plan = plans.bursts[0];
+  const CostModel model(engine.profile);
+  std::vector<Seconds> end;
+  Seconds t = 0;
+  for (const StepWork& w : plan.steps) {
+    end.push_back(t += model.StepTime(w));
+  }
+  // Request 0: its whole prompt in step 0, then 2 decodes; request 1: 400 tokens in step 0,
+  // the rest in step 1 (sampling its first token), then 4 decodes.
+  ASSERT_EQ(plan.first_token_step, (std::vector<std::size_t>{0, 1}));
+  ASSERT_EQ(plan.last_step, (std::vector<std::size_t>{2, 5}));
+  const BurstFigures f = Predict(model, plans).bursts.at(0);
+  const Seconds ttft0 = end[0];
+  const Seconds ttft1 = end[1];
+  EXPECT_NEAR(f.ttft_median_s, (ttft0 + ttft1) / 2, 1e-12);
+  const Seconds tpot0 = (end[2] - ttft0) / 2;
+  const Seconds tpot1 = (end[5] - ttft1) / 4;
+  EXPECT_NEAR(f.tpot_median_s, (tpot0 + tpot1) / 2, 1e-12);
+  EXPECT_NEAR(f.duration_s, end.back(), 1e-12);
+}
+
+TEST(BurstPlanTest, ARequestWithNoTextCountsTtftZeroAsTheBenchmarkRecordsIt) {
+  CalibrationPoints points;
+  points.bursts = {TwoPrompts(0)};
+  const EngineConfig engine = calibrate_test::FixedBudgetEngine(1000, 0);
+  const PointPlans plans = PlanPoints(engine, points);
+  const BurstFigures f = Predict(CostModel(engine.profile), plans).bursts.at(0);
+  const Seconds first = CostModel(engine.profile).StepTime(plans.bursts[0].steps[0]);
+  EXPECT_NEAR(f.ttft_median_s, first / 2, 1e-12);  // median of {first, 0}
+  EXPECT_GT(f.tpot_median_s, 0);                   // request 0's alone
+}
+
+TEST(BurstPlanTest, ABurstTheEngineCannotHoldIsRefusedByName) {
+  CalibrationPoints points;
+  BurstPoint b = TwoPrompts(3);
+  b.prompt_tokens = {600, 1 << 30};
+  points.bursts = {b};
+  try {
+    PlanPoints(calibrate_test::FixedBudgetEngine(1000, 0), points);
+    FAIL() << "planned a prompt longer than the context";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit the engine"), std::string::npos) << e.what();
+  }
+}
+
+class PointsFileTest : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& text) {
+    std::ofstream(path_) << text;
+    return path_.string();
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  // The message of the ConfigError loading `text` throws ("" when it loads).
+  std::string ErrorOf(const std::string& text) {
+    try {
+      LoadPointsFile(Write(text));
+    } catch (const config::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  std::filesystem::path path_ = std::filesystem::temp_directory_path() /
+                                ("points_file_test_" + std::to_string(::getpid()) + ".yaml");
+};
+
+TEST_F(PointsFileTest, TheShippedPublicRunsLoadWithTheirEngineAndEveryRequest) {
+  const PointsFile h100 = LoadPointsFile(std::string(SPILLWAY_SOURCE_DIR) +
+                                         "/profiles/points/h100-llama3-8b-vllm0.5.4.yaml");
+  EXPECT_EQ(h100.settings.max_num_batched_tokens, 2048);
+  EXPECT_EQ(h100.settings.enable_chunked_prefill, false);
+  EXPECT_EQ(h100.settings.max_model_len, 2048);
+  EXPECT_NE(h100.engine.find("vLLM 0.5.4"), std::string::npos);
+  ASSERT_EQ(h100.points.bursts.size(), 7u);
+  // np640: 129,604 prompt and 125,571 output tokens (the file's totals).
+  const BurstPoint& np640 = h100.points.bursts.back();
+  ASSERT_EQ(np640.prompt_tokens.size(), 640u);
+  std::int64_t in = 0;
+  std::int64_t out = 0;
+  for (std::size_t i = 0; i < 640; ++i) {
+    in += np640.prompt_tokens[i];
+    out += np640.output_tokens[i];
+  }
+  EXPECT_EQ(in, 129604);
+  EXPECT_EQ(out, 125571);
+  EXPECT_NEAR(np640.duration_s, 40.798200353980064, 1e-12);
+}
+
+TEST_F(PointsFileTest, ABurstWhoseListsDifferIsNamedWithItsLine) {
+  const std::string error = ErrorOf(
+      "decode: [{concurrency: 1, itl_s: 0.01}]\n"
+      "bursts:\n"
+      "  - {ttft_median_s: 0.1, tpot_median_s: 0.01, duration_s: 5,\n"
+      "     prompt_tokens: [10, 20], output_tokens: [5]}\n");
+  EXPECT_NE(error.find(":4:"), std::string::npos) << error;
+  EXPECT_NE(error.find("bursts[0].output_tokens"), std::string::npos) << error;
+}
+
+TEST_F(PointsFileTest, UnknownKeysBadValuesAndTooFewPointsAreErrors) {
+  EXPECT_NE(ErrorOf("decode: [{concurrency: 1, itl_s: 0.01, itl: 2}]\n").find("itl"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("prefill: [{prompt_tokens: 16, ttft_s: -1}]\n").find("ttft_s"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("engine: {max_num_seqs: 0}\ndecode: [{concurrency: 1, itl_s: 0.01}]\n")
+                .find("engine.max_num_seqs"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("decode: [{concurrency: 1, itl_s: 0.01}]\n").find("fewer than three"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf("prefill: [{prompt_tokens: 16, ttft_s: 0.01}, {prompt_tokens: 32, ttft_s: "
+                    "0.02}]\ndecode: [{concurrency: 1, itl_s: 0.01}]\n"),
+            "");
+}
+
+}  // namespace
+}  // namespace spillway::calibrate
