@@ -318,6 +318,81 @@ std::string OutError(const std::string& out) {
   return "";
 }
 
+// The points of a --points file, planned on `engine`: 0, or the exit status (its message
+// written).
+int PointsFromFile(const CalibrateArgs& a, const calibrate::PointsFile& file, const Profile& base,
+                   const EngineConfig& engine, CalibrationRecord* record,
+                   calibrate::PointPlans* plans) {
+  record->points = file.points;
+  record->engine_name = file.engine;
+  record->model = base.model;
+  record->measured_at = file.measured_at;
+  const std::size_t bursts = record->points.bursts.size();
+  std::cerr << fmt::format(
+      "fitting {} ({} points{}) from profile {}, planned on a token budget of {} and at most {} "
+      "sequences ({})\n",
+      a.points, PointCount(record->points),
+      bursts == 0
+          ? std::string()
+          : fmt::format(", {} of them in {} burst{}", 3 * bursts, bursts, bursts == 1 ? "" : "s"),
+      base.name, record->engine.max_num_batched_tokens, record->engine.max_num_seqs,
+      record->engine.source);
+  try {
+    *plans = calibrate::PlanPoints(engine, record->points);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << a.points << ": the points do not fit the planned engine: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
+
+// The points measured on --target, planned on `engine` (its context cut to the target's when
+// /v1/models says it is shorter): 0, or the exit status (its message written).
+int PointsFromTarget(const CalibrateArgs& a, const Profile& base, EngineConfig* engine,
+                     CalibrationRecord* record, calibrate::PointPlans* plans) {
+  std::unique_ptr<loadgen::CalibrationProbe> probe;
+  try {
+    probe = std::make_unique<loadgen::CalibrationProbe>(
+        loadgen::ProbeOptions{a.target, a.model, a.api_key, a.request_timeout_s});
+  } catch (const std::exception& e) {
+    std::cerr << "--target: " << e.what() << "\n";
+    return 2;
+  }
+  if (const auto target_len = probe->max_model_len();
+      target_len && *target_len < engine->max_model_len) {
+    engine->max_model_len = *target_len;
+  }
+  if (const std::string error = ContextError(a, engine->max_model_len); !error.empty()) {
+    std::cerr << error << "\n";
+    return 2;
+  }
+  record->model = probe->model();
+  if (record->model != base.model) {
+    std::cerr << "note: the target serves " << record->model << ", the base profile " << base.name
+              << " describes " << base.model
+              << ": its hardware and model figures are kept (--profile names another)\n";
+  }
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  record->measured_at = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
+  std::cerr << fmt::format(
+      "calibrating {} ({}) from profile {}: prompts to {} tokens, batches to {} or a TPOT over "
+      "{}; planned on a token budget of {} and at most {} sequences ({})\n",
+      a.target, record->model, base.name, a.max_prompt_tokens.value_or(engine->max_model_len / 2),
+      a.max_batch.value_or(engine->scheduler.max_num_seqs), Ms(record->tpot_slo_s),
+      record->engine.max_num_batched_tokens, record->engine.max_num_seqs, record->engine.source);
+  try {
+    Measure(a, *probe, *engine, record);
+    *plans = calibrate::PlanPoints(*engine, record->points);
+  } catch (const loadgen::ProbeError& e) {
+    std::cerr << "the target did not serve a calibration request: " << e.what() << "\n";
+    return 1;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "the points do not fit the planned engine: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
+
 int RunCalibrate(const CalibrateArgs& a) {
   if ((a.tpot_slo_s && !(std::isfinite(*a.tpot_slo_s) && *a.tpot_slo_s > 0)) ||
       !std::isfinite(a.check_s) || !std::isfinite(a.request_timeout_s)) {
@@ -373,70 +448,10 @@ int RunCalibrate(const CalibrateArgs& a) {
     return 2;
   }
   calibrate::PointPlans plans;
-  if (file) {
-    record.points = file->points;
-    record.engine_name = file->engine;
-    record.model = base.model;
-    record.measured_at = file->measured_at;
-    std::cerr << fmt::format(
-        "fitting {} ({} points{}) from profile {}, planned on a token budget of {} and at most "
-        "{} sequences ({})\n",
-        a.points, PointCount(record.points),
-        record.points.bursts.empty()
-            ? std::string()
-            : fmt::format(", {} of them in {} burst{}", 3 * record.points.bursts.size(),
-                          record.points.bursts.size(), record.points.bursts.size() == 1 ? "" : "s"),
-        base.name, record.engine.max_num_batched_tokens, record.engine.max_num_seqs,
-        record.engine.source);
-    try {
-      plans = calibrate::PlanPoints(engine, record.points);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << a.points << ": the points do not fit the planned engine: " << e.what() << "\n";
-      return 2;
-    }
-  } else {
-    std::unique_ptr<loadgen::CalibrationProbe> probe;
-    try {
-      probe = std::make_unique<loadgen::CalibrationProbe>(
-          loadgen::ProbeOptions{a.target, a.model, a.api_key, a.request_timeout_s});
-    } catch (const std::exception& e) {
-      std::cerr << "--target: " << e.what() << "\n";
-      return 2;
-    }
-    // The context the requests must fit: the planned engine's, or the target's when its
-    // /v1/models says (vLLM's max_model_len) and it is shorter.
-    if (const auto target_len = probe->max_model_len();
-        target_len && *target_len < engine.max_model_len) {
-      engine.max_model_len = *target_len;
-    }
-    if (const std::string error = ContextError(a, engine.max_model_len); !error.empty()) {
-      std::cerr << error << "\n";
-      return 2;
-    }
-    record.model = probe->model();
-    if (record.model != base.model) {
-      std::cerr << "note: the target serves " << record.model << ", the base profile " << base.name
-                << " describes " << base.model
-                << ": its hardware and model figures are kept (--profile names another)\n";
-    }
-    const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-    record.measured_at = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
-    std::cerr << fmt::format(
-        "calibrating {} ({}) from profile {}: prompts to {} tokens, batches to {} or a TPOT "
-        "over {}; planned on a token budget of {} and at most {} sequences ({})\n",
-        a.target, record.model, base.name, a.max_prompt_tokens.value_or(engine.max_model_len / 2),
-        a.max_batch.value_or(engine.scheduler.max_num_seqs), Ms(record.tpot_slo_s),
-        record.engine.max_num_batched_tokens, record.engine.max_num_seqs, record.engine.source);
-    try {
-      Measure(a, *probe, engine, &record);
-      plans = calibrate::PlanPoints(engine, record.points);
-    } catch (const loadgen::ProbeError& e) {
-      std::cerr << "the target did not serve a calibration request: " << e.what() << "\n";
-      return 1;
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "the points do not fit the planned engine: " << e.what() << "\n";
-      return 2;
-    }
+  if (const int status = file ? PointsFromFile(a, *file, base, engine, &record, &plans)
+                              : PointsFromTarget(a, base, &engine, &record, &plans);
+      status != 0) {
+    return status;
   }
   record.base_fit = calibrate::Evaluate(base, record.points, plans);
   record.fit = calibrate::FitProfile(base, record.points, plans);
@@ -450,9 +465,12 @@ int RunCalibrate(const CalibrateArgs& a) {
   if (record.fit.max_abs_rel_error > kFitWarning) {
     std::cerr << fmt::format(
         "warning: the fit misses a point by {:.1f}%: the planned engine ({}) may not be the "
-        "target's scheduler; give its --max-num-seqs and --max-num-batched-tokens, or the "
-        "--scenario it serves\n",
-        record.fit.max_abs_rel_error * 100, record.engine.source);
+        "{}; or the engine does what the cost model has no term for (docs/calibrate.md, Not "
+        "modelled)\n",
+        record.fit.max_abs_rel_error * 100, record.engine.source,
+        file ? "one the points were measured on: the file's engine section says it"
+             : "target's scheduler: give its --max-num-seqs and --max-num-batched-tokens, or "
+               "the --scenario it serves");
   }
   try {
     WriteProfile(a, record);

@@ -286,6 +286,7 @@ void EngineService::Publish() {
   metrics_.num_requests_waiting->Set(s.num_waiting);
   metrics_.num_requests_running->Set(s.num_running);
   metrics_.kv_cache_usage_perc->Set(s.kv_usage);
+  metrics_.gpu_cache_usage_perc->Set(s.kv_usage);
   const double preemptions = static_cast<double>(s.num_preemptions_total);
   metrics_.num_preemptions_total->Inc(preemptions - metrics_.num_preemptions_total->value());
   const double recomputed = static_cast<double>(s.num_recomputed_tokens_total);

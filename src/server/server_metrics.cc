@@ -21,6 +21,9 @@ ServerMetrics::ServerMetrics(const std::string& model_name) : model(model_name) 
   num_requests_running = gauge("vllm:num_requests_running", "Requests in the running batch.");
   kv_cache_usage_perc =
       gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.");
+  gpu_cache_usage_perc = gauge("vllm:gpu_cache_usage_perc",
+                               "GPU KV-cache usage. 1 means 100 percent usage. DEPRECATED: Use "
+                               "vllm:kv_cache_usage_perc instead.");
   num_preemptions_total = counter("vllm:num_preemptions_total", "Cumulative preemptions.");
   prompt_tokens_total = counter("vllm:prompt_tokens_total", "Prefill tokens processed.");
   generation_tokens_total = counter("vllm:generation_tokens_total", "Generation tokens.");

@@ -25,6 +25,9 @@ struct ServerMetrics {
   metrics::Gauge* num_requests_waiting;
   metrics::Gauge* num_requests_running;
   metrics::Gauge* kv_cache_usage_perc;  ///< fraction in [0, 1], as vLLM reports it
+  /// The same, by the name vLLM v0 used and v1 still exports (deprecated there): what the
+  /// Gateway API Inference Extension's endpoint picker reads by default (v0.3 to v0.5).
+  metrics::Gauge* gpu_cache_usage_perc;
   metrics::Counter* num_preemptions_total;
   metrics::Counter* prompt_tokens_total;
   metrics::Counter* generation_tokens_total;
