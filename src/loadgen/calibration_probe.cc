@@ -70,8 +70,9 @@ std::string Streams(std::int32_t n) { return fmt::format("{} stream{}", n, n == 
 // "why" in parentheses, or nothing when it is empty.
 std::string Why(const std::string& why) { return why.empty() ? "" : " (" + why + ")"; }
 
-// Why an attempt is not a measurement; empty when it streamed every token asked for.
-std::string Failure(const AttemptRecord& r) {
+}  // namespace
+
+std::string ProbeFailure(const AttemptRecord& r, const std::string& model) {
   if (r.status == 0) {
     return "no response" + Why(r.reason);
   }
@@ -84,13 +85,23 @@ std::string Failure(const AttemptRecord& r) {
   if (r.outcome != AttemptOutcome::kCompleted || r.first_token_s == kNever) {
     return "the stream ended early" + Why(r.reason);
   }
+  if (!r.served_model.empty() && r.served_model != model) {
+    return fmt::format(
+        "served by {} instead of {} (X-Spillway-Served-Model: a gateway's model "
+        "cascade; calibrate the engine itself, or a pool without fallbacks)",
+        r.served_model, model);
+  }
+  if (r.degraded) {
+    return "max_tokens clamped (X-Degraded): the target degrades under this load";
+  }
+  if (r.cache_hit) {
+    return "answered from a result cache (X-Cache: hit)";
+  }
   if (r.output_tokens != r.max_tokens) {
     return fmt::format("{} tokens streamed of {}", r.output_tokens, r.max_tokens);
   }
   return "";
 }
-
-}  // namespace
 
 struct CalibrationProbe::Impl {
   asio::io_context ioc{1};
@@ -192,7 +203,7 @@ calibrate::PrefillPoint CalibrationProbe::Prefill(std::int32_t prompt_tokens,
   std::vector<double> ttfts;
   for (std::int32_t i = 0; i < samples; ++i) {
     const AttemptRecord r = impl_->Attempt(prompt_tokens, 1);
-    if (const std::string why = Failure(r); !why.empty()) {
+    if (const std::string why = ProbeFailure(r, impl_->model); !why.empty()) {
       throw ProbeError(fmt::format("a prompt of {} tokens: {}", prompt_tokens, why));
     }
     ttfts.push_back(r.first_token_s - r.sent_s);
@@ -214,7 +225,7 @@ calibrate::DecodePoint CalibrationProbe::Decode(std::int32_t concurrency,
   std::int32_t refused = 0;
   std::string first_failure;
   for (const AttemptRecord& r : records) {
-    if (const std::string why = Failure(r); !why.empty()) {
+    if (const std::string why = ProbeFailure(r, impl_->model); !why.empty()) {
       refused += r.status == 429 || r.status == 503 ? 1 : 0;
       if (first_failure.empty()) {
         first_failure = why;
@@ -258,11 +269,11 @@ calibrate::LoadedPrefillPoint CalibrationProbe::PrefillUnderDecode(
       Rethrow);
   m.ioc.run();
   for (const AttemptRecord& r : streams) {
-    if (const std::string why = Failure(r); !why.empty()) {
+    if (const std::string why = ProbeFailure(r, impl_->model); !why.empty()) {
       throw ProbeError(fmt::format("{} decoding: {}", Streams(concurrency), why));
     }
   }
-  if (const std::string why = Failure(probe); !why.empty()) {
+  if (const std::string why = ProbeFailure(probe, impl_->model); !why.empty()) {
     throw ProbeError(fmt::format("a prompt of {} tokens beside {}: {}", prompt_tokens,
                                  Streams(concurrency), why));
   }

@@ -14,6 +14,7 @@
 
 #include "calibrate/calibration_points.h"
 #include "core/types.h"
+#include "report/attempt_record.h"
 
 namespace spillway::loadgen {
 
@@ -30,6 +31,13 @@ class ProbeError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// Why the attempt `r` is not a measurement of `model`, in words; empty when it streamed every
+/// token asked for from that model. Not a measurement: no answer, a refusal, another status,
+/// a stream that ended early or short, and what a gateway in front does instead of the
+/// engine's work: an answer from another model (X-Spillway-Served-Model: its cascade), with
+/// max_tokens clamped (X-Degraded), or from its result cache (X-Cache: hit).
+std::string ProbeFailure(const AttemptRecord& r, const std::string& model);
 
 class CalibrationProbe {
  public:
