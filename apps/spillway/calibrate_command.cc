@@ -189,14 +189,15 @@ std::string Refusals(const loadgen::BenchResult& live) {
 // with (the target's budgets, not ones derived again from the fitted profile), and the live
 // run at it beside the simulator on the same arrivals. False when the live run was
 // interrupted (Ctrl-C): nothing is recorded then.
-bool Capacity(const CalibrateArgs& a, const Scenario& scenario, const std::string& profile_dir,
-              CalibrationRecord* record) {
+bool Capacity(const CalibrateArgs& a, const Scenario& scenario, const calibrate::PointsFile* file,
+              const std::string& profile_dir, CalibrationRecord* record) {
   AdmissionPolicy policy{};
   ParseAdmissionPolicy(!a.policy.empty()
                            ? a.policy
                            : scenario.settings.policy.value_or(*config::EngineDefaults().policy),
                        &policy);
-  RunOverrides overrides;
+  // A points file's engine is what the profile was fitted on: its chunking and context too.
+  RunOverrides overrides = file != nullptr ? file->settings : RunOverrides{};
   overrides.profile = a.out;
   overrides.slo_budgets = false;
   overrides.max_num_batched_tokens = record->engine.max_num_batched_tokens;
@@ -272,6 +273,8 @@ EngineConfig PlannedEngineConfig(const CalibrateArgs& a, const Scenario* scenari
   planned->max_num_batched_tokens = engine.scheduler.max_num_batched_tokens;
   planned->max_num_seqs = engine.scheduler.max_num_seqs;
   planned->long_prefill_token_threshold = engine.scheduler.long_prefill_token_threshold;
+  planned->enable_chunked_prefill = engine.scheduler.enable_chunked_prefill;
+  planned->max_model_len = engine.max_model_len;
   planned->slo_budgets = engine.slo_budgets.has_value();
   return engine;
 }
@@ -417,6 +420,13 @@ int RunCalibrate(const CalibrateArgs& a) {
       std::cerr << "--out: " << a.out << " is the base profile: write the fit elsewhere\n";
       return 2;
     }
+    for (const std::string* input : {&a.points, &a.scenario}) {
+      if (!input->empty() && fs::equivalent(a.out, *input, ec)) {
+        std::cerr << "--out: " << a.out << " is an input (" << *input
+                  << "): write the fit elsewhere\n";
+        return 2;
+      }
+    }
   } catch (const config::ConfigError& e) {
     std::cerr << e.what() << "\n";
     return 2;
@@ -431,7 +441,10 @@ int RunCalibrate(const CalibrateArgs& a) {
     return 2;
   }
   CalibrationRecord record;
-  record.target = file ? "points file " + a.points : a.target;
+  record.target = !file ? a.target
+                  : file->source == a.points
+                      ? "points file " + a.points
+                      : fmt::format("points file {} ({})", a.points, file->source);
   record.command = Invocation();
   record.base_profile = base.name;
   EngineConfig engine;
@@ -455,6 +468,11 @@ int RunCalibrate(const CalibrateArgs& a) {
   }
   record.base_fit = calibrate::Evaluate(base, record.points, plans);
   record.fit = calibrate::FitProfile(base, record.points, plans);
+  if (!std::isfinite(record.fit.rms_rel_error)) {
+    std::cerr << "the fit failed: a point's prediction is not a finite multiple of its "
+                 "measurement (a figure near 0, or a transport_s as long as a TTFT)\n";
+    return 1;
+  }
   const Profile& f = record.fit.profile;
   std::cerr << fmt::format(
       "fit: mfu {:.3g}, mbu {:.3g}, step overhead {}, per sequence {:.3g} ms, first token {}; "
@@ -475,7 +493,7 @@ int RunCalibrate(const CalibrateArgs& a) {
   try {
     WriteProfile(a, record);
     if (scenario) {
-      if (!Capacity(a, *scenario, profile_dir, &record)) {
+      if (!Capacity(a, *scenario, file ? &*file : nullptr, profile_dir, &record)) {
         std::cerr << "interrupted: " << a.out << " holds the fit, without mu\n";
         return 130;
       }

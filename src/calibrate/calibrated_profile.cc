@@ -135,6 +135,8 @@ void Calibration(YAML::Emitter& out, const CalibrationRecord& r) {
   out << YAML::Key << "max_num_seqs" << YAML::Value << r.engine.max_num_seqs;
   out << YAML::Key << "long_prefill_token_threshold" << YAML::Value
       << r.engine.long_prefill_token_threshold;
+  out << YAML::Key << "enable_chunked_prefill" << YAML::Value << r.engine.enable_chunked_prefill;
+  out << YAML::Key << "max_model_len" << YAML::Value << r.engine.max_model_len;
   out << YAML::Key << "slo_budgets" << YAML::Value << r.engine.slo_budgets;
   out << YAML::Key << "from" << YAML::Value << r.engine.source;
   out << YAML::EndMap;
@@ -181,10 +183,12 @@ std::string CalibratedProfileYaml(const CalibrationRecord& record, const std::st
   const Profile& p = record.fit.profile;
   YAML::Emitter out;
   out << YAML::Comment(fmt::format(
-      "{}: fitted by `spillway calibrate` to {} at {}. Hardware, model and memory figures are "
+      "{}: fitted by `spillway calibrate` to {}{}. Hardware, model and memory figures are "
       "the base profile's ({}); the efficiency terms are fitted to the points under "
       "`calibration`.",
-      name, record.target, record.measured_at, record.base_profile));
+      name, record.target,
+      record.measured_at.empty() ? std::string() : " (measured " + record.measured_at + ")",
+      record.base_profile));
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << name;
   out << YAML::Key << "description" << YAML::Value << description;

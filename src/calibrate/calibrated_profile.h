@@ -34,6 +34,8 @@ struct PlannedEngine {
   std::int32_t max_num_batched_tokens = 0;
   std::int32_t max_num_seqs = 0;
   std::int32_t long_prefill_token_threshold = 0;  ///< 0: none
+  bool enable_chunked_prefill = true;
+  std::int32_t max_model_len = 0;
   bool slo_budgets = false;  ///< the budgets were derived from the TPOT SLO (as serve does)
   std::string source;        ///< where the settings came from (a scenario file, flags)
 };

@@ -42,7 +42,13 @@ BurstPoint ReadBurst(const Field& f) {
   b.duration_s = PositiveSeconds(f["duration_s"]);
   b.prompt_tokens = Tokens(f["prompt_tokens"], 1);
   b.output_tokens = Tokens(f["output_tokens"], 0);
-  if (b.prompt_tokens.empty() || b.prompt_tokens.size() != b.output_tokens.size()) {
+  if (b.prompt_tokens.empty()) {
+    f["prompt_tokens"].FailSaying("must list at least one request");
+  }
+  if (b.duration_s < b.ttft_median_s) {
+    f["duration_s"].Fail("must be at least ttft_median_s (the run outlasts its first tokens)");
+  }
+  if (b.prompt_tokens.size() != b.output_tokens.size()) {
     f["output_tokens"].FailSaying("must list as many requests as prompt_tokens (" +
                                   std::to_string(b.prompt_tokens.size()) + "), got " +
                                   std::to_string(b.output_tokens.size()));
@@ -59,8 +65,24 @@ PointsFile LoadPointsFile(const std::string& path) {
   PointsFile out;
   out.source = root["source"].String(path);
   out.measured_at = root["measured_at"].String("");
-  out.engine = root["engine"]["name"].String("");
-  config::ReadEngineSettings(root["engine"], "engine", {"name"}, &out.settings);
+  const Field engine = root["engine"];
+  if (!engine.present()) {
+    root.FailSaying(
+        "engine: required: the configuration the figures were measured on "
+        "(max_num_batched_tokens and max_num_seqs at least)");
+  }
+  out.engine = engine["name"].String("");
+  config::ReadEngineSettings(engine, "engine", {"name"}, &out.settings);
+  for (const char* key : {"max_num_batched_tokens", "max_num_seqs"}) {
+    if (!engine[key].present()) {
+      engine[key].FailSaying("required: the budget the measured engine ran with");
+    }
+  }
+  if (engine["profile"].present()) {
+    engine["profile"].FailSaying("not read here: the hardware and model are --profile's");
+  }
+  // The figures are the engine's own budgets, not ones derived from an SLO.
+  out.settings.slo_budgets = out.settings.slo_budgets.value_or(false);
   CalibrationPoints& p = out.points;
   if (const Field t = root["transport_s"]; t.present()) {
     p.transport_s = config::NonNegative(t, t.AsDouble());

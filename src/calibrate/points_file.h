@@ -5,12 +5,14 @@
 //
 //   source: where the figures come from       measured_at: when (evidence; free text)
 //   engine: {name: "vLLM 0.5.4, ...", max_num_batched_tokens: 2048, max_num_seqs: 256,
-//            enable_chunked_prefill: false, max_model_len: 2048, ...}   (the engine keys of
-//            a scenario: the configuration the figures were measured on)
+//            enable_chunked_prefill: false, max_model_len: 2048, ...}   (required, with the
+//            two budgets: the engine keys of a scenario but `profile`, the configuration the
+//            figures were measured on; slo_budgets false unless it says)
 //   transport_s: 0                             the transport's share of a TTFT, seconds
 //   decode_prompt_tokens: 32                   decode_output_tokens: 64
 //   prefill: [{prompt_tokens, ttft_s, samples}, ...]
-//   decode:  [{concurrency, context_tokens, itl_s, samples}, ...]
+//   decode:  [{concurrency, context_tokens, itl_s, samples}, ...]   (context_tokens is a note:
+//            the streams are planned from decode_prompt_tokens and decode_output_tokens)
 //   bursts:  [{source, ttft_median_s, tpot_median_s, duration_s,
 //              prompt_tokens: [...], output_tokens: [...]}, ...]
 //

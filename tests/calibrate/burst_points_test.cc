@@ -128,27 +128,58 @@ TEST_F(PointsFileTest, TheShippedPublicRunsLoadWithTheirEngineAndEveryRequest) {
 
 TEST_F(PointsFileTest, ABurstWhoseListsDifferIsNamedWithItsLine) {
   const std::string error = ErrorOf(
+      "engine: {max_num_batched_tokens: 2048, max_num_seqs: 256}\n"
       "decode: [{concurrency: 1, itl_s: 0.01}]\n"
       "bursts:\n"
       "  - {ttft_median_s: 0.1, tpot_median_s: 0.01, duration_s: 5,\n"
       "     prompt_tokens: [10, 20], output_tokens: [5]}\n");
-  EXPECT_NE(error.find(":4:"), std::string::npos) << error;
+  EXPECT_NE(error.find(":5:"), std::string::npos) << error;
   EXPECT_NE(error.find("bursts[0].output_tokens"), std::string::npos) << error;
 }
 
 TEST_F(PointsFileTest, UnknownKeysBadValuesAndTooFewPointsAreErrors) {
-  EXPECT_NE(ErrorOf("decode: [{concurrency: 1, itl_s: 0.01, itl: 2}]\n").find("itl"),
+  const std::string engine = "engine: {max_num_batched_tokens: 2048, max_num_seqs: 256}\n";
+  EXPECT_NE(ErrorOf(engine + "decode: [{concurrency: 1, itl_s: 0.01, itl: 2}]\n").find("itl"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("prefill: [{prompt_tokens: 16, ttft_s: -1}]\n").find("ttft_s"),
+  EXPECT_NE(ErrorOf(engine + "prefill: [{prompt_tokens: 16, ttft_s: -1}]\n").find("ttft_s"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("engine: {max_num_seqs: 0}\ndecode: [{concurrency: 1, itl_s: 0.01}]\n")
+  EXPECT_NE(ErrorOf("engine: {max_num_seqs: 0, max_num_batched_tokens: 2048}\n"
+                    "decode: [{concurrency: 1, itl_s: 0.01}]\n")
                 .find("engine.max_num_seqs"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("decode: [{concurrency: 1, itl_s: 0.01}]\n").find("fewer than three"),
+  EXPECT_NE(ErrorOf(engine + "decode: [{concurrency: 1, itl_s: 0.01}]\n").find("fewer than three"),
             std::string::npos);
-  EXPECT_EQ(ErrorOf("prefill: [{prompt_tokens: 16, ttft_s: 0.01}, {prompt_tokens: 32, ttft_s: "
-                    "0.02}]\ndecode: [{concurrency: 1, itl_s: 0.01}]\n"),
-            "");
+  const std::string points =
+      "prefill: [{prompt_tokens: 16, ttft_s: 0.01}, {prompt_tokens: 32, "
+      "ttft_s: 0.02}]\ndecode: [{concurrency: 1, itl_s: 0.01}]\n";
+  EXPECT_EQ(ErrorOf(engine + points), "");
+  // The engine the figures were measured on is required, with its budgets, and the hardware
+  // and model are --profile's.
+  EXPECT_NE(ErrorOf(points).find("engine: required"), std::string::npos);
+  EXPECT_NE(ErrorOf("engine: {max_num_seqs: 256}\n" + points)
+                .find("engine.max_num_batched_tokens: required"),
+            std::string::npos);
+  EXPECT_NE(
+      ErrorOf("engine: {max_num_batched_tokens: 2048, max_num_seqs: 256, profile: x}\n" + points)
+          .find("engine.profile"),
+      std::string::npos);
+}
+
+TEST_F(PointsFileTest, ABurstNeedsARequestAndADurationPastItsFirstTokens) {
+  const std::string head =
+      "engine: {max_num_batched_tokens: 2048, max_num_seqs: 256}\nbursts:\n  - {";
+  EXPECT_NE(ErrorOf(head + "ttft_median_s: 0.1, tpot_median_s: 0.01, duration_s: 5, "
+                           "prompt_tokens: [], output_tokens: []}\n")
+                .find("must list at least one request"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + "ttft_median_s: 0.1, tpot_median_s: 0.01, duration_s: 0.05, "
+                           "prompt_tokens: [10], output_tokens: [5]}\n")
+                .find("duration_s"),
+            std::string::npos);
+  const PointsFile f = LoadPointsFile(Write(head + "ttft_median_s: 0.1, tpot_median_s: 0.01, "
+                                                   "duration_s: 5, prompt_tokens: [10], "
+                                                   "output_tokens: [5]}\n"));
+  EXPECT_EQ(f.settings.slo_budgets, false);  // the measured engine's budgets, as given
 }
 
 }  // namespace
