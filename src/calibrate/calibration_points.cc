@@ -1,5 +1,6 @@
 #include "calibrate/calibration_points.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +30,18 @@ std::vector<std::int32_t> PromptLadder(std::int32_t max_prompt_tokens) {
 
 std::vector<std::int32_t> ConcurrencyLadder(std::int32_t max_concurrency) {
   return Doubling(1, max_concurrency, "the largest batch");
+}
+
+double Median(std::vector<double> samples) {
+  if (samples.empty()) {
+    return 0;
+  }
+  const auto mid = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
+  std::nth_element(samples.begin(), mid, samples.end());
+  if (samples.size() % 2 == 1) {
+    return *mid;
+  }
+  return (*mid + *std::max_element(samples.begin(), mid)) / 2;
 }
 
 }  // namespace spillway::calibrate

@@ -71,6 +71,10 @@ struct CalibrationPoints {
   std::int32_t decode_output_tokens = 64;
 };
 
+/// The median of `samples`: for an even count the mean of the two middle values (numpy's, which
+/// benchmark_serving.py's medians are); 0 when empty.
+double Median(std::vector<double> samples);
+
 /// The prompt lengths to measure: powers of two from 16 up to `max_prompt_tokens` (and it,
 /// when it is none), ascending. Throws std::invalid_argument when max_prompt_tokens < 16.
 std::vector<std::int32_t> PromptLadder(std::int32_t max_prompt_tokens);

@@ -134,19 +134,6 @@ BurstPlan PlanBurst(const EngineConfig& config, const BurstPoint& burst) {
   return plan;
 }
 
-Seconds Median(std::vector<Seconds> v) {
-  if (v.empty()) {
-    return 0;
-  }
-  const std::size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  if (v.size() % 2 == 1) {
-    return v[mid];
-  }
-  const Seconds upper = v[mid];
-  return (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid))) / 2;
-}
-
 BurstFigures PredictBurst(const CostModel& model, const BurstPlan& plan) {
   const std::vector<std::int32_t>& output_tokens = plan.output_tokens;
   std::vector<Seconds> end;  // end[k]: when step k ended

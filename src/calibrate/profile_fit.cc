@@ -46,30 +46,9 @@ struct Problem {
   const PointPlans* plans;
 };
 
+// What the fit minimises (before the prior): ProfileFit::sum_squared_rel_error.
 double SquaredErrors(const Profile& p, const CalibrationPoints& points, const PointPlans& plans) {
-  const Predictions predicted = Predict(CostModel(p), plans);
-  double sum = 0;
-  auto add = [&sum](Seconds prediction, Seconds measured) {
-    const double r = prediction / measured - 1;
-    sum += r * r;
-  };
-  for (std::size_t i = 0; i < points.prefill.size(); ++i) {
-    add(predicted.prefill[i] + points.transport_s, points.prefill[i].ttft_s);
-  }
-  for (std::size_t i = 0; i < points.decode.size(); ++i) {
-    add(predicted.decode[i], points.decode[i].itl_s);
-  }
-  for (std::size_t i = 0; i < points.loaded_prefill.size(); ++i) {
-    add(predicted.loaded_prefill[i] + points.transport_s, points.loaded_prefill[i].ttft_s);
-  }
-  for (std::size_t i = 0; i < points.bursts.size(); ++i) {
-    const BurstPoint& b = points.bursts[i];
-    const BurstFigures& f = predicted.bursts[i];
-    add(f.ttft_median_s + points.transport_s, b.ttft_median_s);
-    add(f.tpot_median_s, b.tpot_median_s);
-    add(f.duration_s + points.transport_s, b.duration_s);
-  }
-  return sum;
+  return Evaluate(p, points, plans).sum_squared_rel_error;
 }
 
 double Objective(unsigned /*n*/, const double* x, double* /*grad*/, void* data) {
@@ -166,6 +145,7 @@ ProfileFit Evaluate(const Profile& profile, const CalibrationPoints& points,
   }
   const std::size_t n =
       fit.prefill.size() + fit.decode.size() + fit.loaded_prefill.size() + 3 * fit.bursts.size();
+  fit.sum_squared_rel_error = sum;
   fit.rms_rel_error = n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0;
   return fit;
 }

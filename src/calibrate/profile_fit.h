@@ -51,6 +51,7 @@ struct ProfileFit {
   std::vector<BurstErrors> bursts;         ///< one per CalibrationPoints::bursts
   double max_abs_rel_error = 0;            ///< over every point
   double rms_rel_error = 0;                ///< root mean square over every point
+  double sum_squared_rel_error = 0;        ///< what the fit minimises (before its prior)
 };
 
 /// How well `profile` predicts `points`, whose engine steps are `plans` (no fitting).

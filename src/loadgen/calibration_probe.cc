@@ -31,18 +31,6 @@ void Rethrow(std::exception_ptr e) {
   }
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) {
-    return 0;
-  }
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2 == 1) {
-    return *mid;
-  }
-  return (*mid + *std::max_element(v.begin(), mid)) / 2;
-}
-
 // The `max_model_len` of `model` in a GET /v1/models body (vLLM's model card and serve's
 // carry it); nullopt when the body has none (or is not such a list).
 std::optional<std::int32_t> ContextOf(const std::string& body, const std::string& model) {
@@ -195,7 +183,7 @@ Seconds CalibrationProbe::RoundTrip(std::int32_t samples) {
     }
     times.push_back(m.clock.Now() - start);
   }
-  return Median(times);
+  return calibrate::Median(times);
 }
 
 calibrate::PrefillPoint CalibrationProbe::Prefill(std::int32_t prompt_tokens,
@@ -208,7 +196,7 @@ calibrate::PrefillPoint CalibrationProbe::Prefill(std::int32_t prompt_tokens,
     }
     ttfts.push_back(r.first_token_s - r.sent_s);
   }
-  return {.prompt_tokens = prompt_tokens, .ttft_s = Median(ttfts), .samples = samples};
+  return {.prompt_tokens = prompt_tokens, .ttft_s = calibrate::Median(ttfts), .samples = samples};
 }
 
 calibrate::DecodePoint CalibrationProbe::Decode(std::int32_t concurrency,
@@ -238,7 +226,7 @@ calibrate::DecodePoint CalibrationProbe::Decode(std::int32_t concurrency,
   }
   return {.concurrency = concurrency,
           .context_tokens = prompt_tokens + output_tokens / 2,
-          .itl_s = Median(m.gaps),
+          .itl_s = calibrate::Median(m.gaps),
           .samples = static_cast<std::int64_t>(m.gaps.size())};
 }
 
@@ -292,7 +280,7 @@ calibrate::LoadedPrefillPoint CalibrationProbe::PrefillUnderDecode(
   for (const AttemptRecord& r : streams) {
     first_s += r.first_token_s / concurrency;
   }
-  const Seconds itl_s = Median(m.gaps);
+  const Seconds itl_s = calibrate::Median(m.gaps);
   const auto generated =
       itl_s > 0 ? static_cast<std::int64_t>(std::max<Seconds>(0, probe.sent_s - first_s) / itl_s)
                 : 0;

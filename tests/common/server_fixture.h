@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -40,6 +41,15 @@ inline std::string CompletionBody(int prompt_tokens, int max_tokens, bool stream
   }
   return R"({"prompt":[)" + prompt + R"(],"max_tokens":)" + std::to_string(max_tokens) +
          R"(,"ignore_eos":true,"stream":)" + (stream ? "true" : "false") + "}";
+}
+
+/// POST /v1/completions with `body`, for a PendingRequest (a stream read piece by piece or left).
+inline HttpRequest CompletionRequest(std::string body) {
+  HttpRequest r;
+  r.method = "POST";
+  r.target = "/v1/completions";
+  r.body = std::move(body);
+  return r;
 }
 
 /// Parses `text` as JSON; nullopt when it is not.

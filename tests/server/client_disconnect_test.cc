@@ -57,12 +57,9 @@ std::string SeriesOf(const std::string& exposition, const std::vector<std::strin
 }
 
 HttpRequest LongCompletion(bool stream) {
-  HttpRequest r;
-  r.method = "POST";
-  r.target = "/v1/completions";
-  r.body = std::string(R"({"prompt":[1,2,3,4,5,6,7,8],"max_tokens":2000,"stream":)") +
-           (stream ? "true" : "false") + "}";
-  return r;
+  return server_test::CompletionRequest(
+      std::string(R"({"prompt":[1,2,3,4,5,6,7,8],"max_tokens":2000,"stream":)") +
+      (stream ? "true" : "false") + "}");
 }
 
 TEST_F(ClientDisconnectTest, ClosedConnectionsAbortTheirRequestsAndFreeTheEngine) {

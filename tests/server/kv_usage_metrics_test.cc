@@ -13,7 +13,6 @@
 namespace spillway {
 namespace {
 
-using server_test::HttpRequest;
 using server_test::MetricSum;
 using server_test::ModelLabel;
 using server_test::PendingRequest;
@@ -21,11 +20,10 @@ using server_test::PendingRequest;
 class KvUsageMetricsTest : public server_test::ServerFixture {};
 
 TEST_F(KvUsageMetricsTest, BothNamesReportTheSameUsageWhileAStreamHoldsBlocksAndAfter) {
-  HttpRequest r;
-  r.method = "POST";
-  r.target = "/v1/completions";
-  r.body = R"({"prompt":[1,2,3,4,5,6,7,8],"max_tokens":2000,"stream":true})";
-  PendingRequest stream(server().port(), r, 10);
+  PendingRequest stream(server().port(),
+                        server_test::CompletionRequest(
+                            R"({"prompt":[1,2,3,4,5,6,7,8],"max_tokens":2000,"stream":true})"),
+                        10);
   ASSERT_TRUE(stream.ok()) << stream.error();
   ASSERT_TRUE(stream.NextEvent(10).has_value()) << stream.error();
   auto usage = [](const std::string& m, const char* name) {

@@ -259,10 +259,8 @@ class PrometheusTest : public server_test::ServerFixture {
     for (int i = 0; i < 3; ++i) {
       ExpectNormalCompletionSucceeds();
     }
-    HttpRequest long_stream;
-    long_stream.method = "POST";
-    long_stream.target = "/v1/completions";
-    long_stream.body = R"({"prompt":[1,2,3,4],"max_tokens":200,"stream":true})";
+    const HttpRequest long_stream =
+        server_test::CompletionRequest(R"({"prompt":[1,2,3,4],"max_tokens":200,"stream":true})");
     {
       PendingRequest stream(client().port(), long_stream, 10);
       EXPECT_TRUE(stream.ok()) << stream.error();
