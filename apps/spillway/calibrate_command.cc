@@ -327,6 +327,7 @@ int PointsFromFile(const CalibrateArgs& a, const calibrate::PointsFile& file, co
                    const EngineConfig& engine, CalibrationRecord* record,
                    calibrate::PointPlans* plans) {
   record->points = file.points;
+  record->from_points_file = true;
   record->engine_name = file.engine;
   record->model = base.model;
   record->measured_at = file.measured_at;
@@ -533,12 +534,12 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
       cmd->add_option_group("points", "What to fit (exactly one of the two)");
   source->add_option("--target", a->target,
                      "The engine's URL to measure, e.g. http://127.0.0.1:8000");
-  source
-      ->add_option("--points", a->points,
-                   "A file of points measured elsewhere (public benchmark runs, say; "
-                   "profiles/points/), fitted without measuring: its engine section is what "
-                   "they were measured on")
-      ->check(CLI::ExistingFile);
+  CLI::Option* points =
+      source->add_option("--points", a->points,
+                         "A file of points measured elsewhere (public benchmark runs, say; "
+                         "profiles/points/), fitted without measuring: its engine section is what "
+                         "they were measured on");
+  points->check(CLI::ExistingFile);
   source->require_option(1);
   cmd->add_option("--out", a->out, "The profile YAML to write")->required();
   cmd->add_option("--profile", a->profile,
@@ -594,6 +595,12 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--model", a->model, "The model to request (default: the target's first)");
   cmd->add_option("--api-key", a->api_key, "Sent as Authorization: Bearer KEY");
   cmd->add_option("--profile-dir", a->profile_dir, "Directory of profile YAML files");
+  // A live measurement's flags mean nothing for points read from a file: refused, not ignored.
+  for (const char* live :
+       {"--max-prompt-tokens", "--max-batch", "--tpot-slo-s", "--samples", "--decode-prompt-tokens",
+        "--decode-output-tokens", "--request-timeout-s", "--check-s", "--model", "--api-key"}) {
+    cmd->get_option(live)->excludes(points);
+  }
   cmd->callback([a, exit_code] { *exit_code = RunCalibrate(*a); });
 }
 

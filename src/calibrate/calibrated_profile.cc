@@ -74,18 +74,26 @@ void PointList(YAML::Emitter& out, const char* key, const char* comment,
 }
 
 void Points(YAML::Emitter& out, const CalibrationRecord& r) {
-  PointList(out, "prefill", "one prompt at a time, max_tokens 1", r.points.prefill, r.fit.prefill,
-            [&out](const PrefillPoint& p) {
+  // What each list holds: the points calibrate measured, or the ones a points file says.
+  const auto said = [&r](const char* measured, const char* read) {
+    return r.from_points_file ? read : measured;
+  };
+  PointList(out, "prefill",
+            said("one prompt at a time, max_tokens 1", "one prompt at a time (points file)"),
+            r.points.prefill, r.fit.prefill, [&out](const PrefillPoint& p) {
               out << YAML::Key << "prompt_tokens" << YAML::Value << p.prompt_tokens;
               Figure(out, "ttft_s", p.ttft_s);
             });
-  PointList(out, "decode", "streams decoding together", r.points.decode, r.fit.decode,
-            [&out](const DecodePoint& p) {
+  PointList(out, "decode",
+            said("streams decoding together", "streams decoding together (points file)"),
+            r.points.decode, r.fit.decode, [&out](const DecodePoint& p) {
               out << YAML::Key << "concurrency" << YAML::Value << p.concurrency;
               out << YAML::Key << "context_tokens" << YAML::Value << p.context_tokens;
               Figure(out, "itl_s", p.itl_s);
             });
-  PointList(out, "prefill_under_decode", "the longest prompt sent while streams decode",
+  PointList(out, "prefill_under_decode",
+            said("the longest prompt sent while streams decode",
+                 "a prompt sent while streams decode (points file)"),
             r.points.loaded_prefill, r.fit.loaded_prefill, [&out](const LoadedPrefillPoint& p) {
               out << YAML::Key << "prompt_tokens" << YAML::Value << p.prompt_tokens;
               out << YAML::Key << "concurrency" << YAML::Value << p.concurrency;
@@ -125,10 +133,10 @@ void Calibration(YAML::Emitter& out, const CalibrationRecord& r) {
   out << YAML::Key << "command" << YAML::Value << r.command;
   out << YAML::Key << "base_profile" << YAML::Value << r.base_profile;
   Figure(out, "transport_s", r.points.transport_s,
-         r.engine_name.empty() && r.points.bursts.empty()
-             ? "median GET /v1/models on a new connection: in every TTFT, not in the engine's "
-               "steps"
-             : "the points file's: in every TTFT, not in the engine's steps");
+         r.from_points_file
+             ? "the points file's: in every TTFT, not in the engine's steps"
+             : "median GET /v1/models on a new connection: in every TTFT, not in the engine's "
+               "steps");
   out << YAML::Key << "engine_plans" << YAML::Comment("the scheduler the points are planned with")
       << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "max_num_batched_tokens" << YAML::Value << r.engine.max_num_batched_tokens;
@@ -144,20 +152,23 @@ void Calibration(YAML::Emitter& out, const CalibrationRecord& r) {
   Figure(out, "max_abs_rel_error", r.fit.max_abs_rel_error);
   Figure(out, "rms_rel_error", r.fit.rms_rel_error);
   Figure(out, "base_profile_max_abs_rel_error", r.base_fit.max_abs_rel_error);
+  Figure(out, "base_profile_rms_rel_error", r.base_fit.rms_rel_error);
   out << YAML::Key << "not_identifiable" << YAML::Value
       << "mbu against step_overhead_s from lone prompts and pure decode batches (both raise "
          "every step alike): the prefills under decode, or bursts' TPOT over batches of every "
          "size, tell them apart; without those, mbu stays near the base profile's";
   out << YAML::EndMap;
   Points(out, r);
-  out << YAML::Key << "tpot_slo_s" << YAML::Value << G(r.tpot_slo_s);
-  out << YAML::Key << "largest_batch_within_tpot_slo" << YAML::Value;
-  if (r.largest_batch_within_slo) {
-    out << *r.largest_batch_within_slo;
-  } else {
-    out << YAML::Null;
+  if (!r.from_points_file) {  // the batch ladder is calibrate's own measurement
+    out << YAML::Key << "tpot_slo_s" << YAML::Value << G(r.tpot_slo_s);
+    out << YAML::Key << "largest_batch_within_tpot_slo" << YAML::Value;
+    if (r.largest_batch_within_slo) {
+      out << *r.largest_batch_within_slo;
+    } else {
+      out << YAML::Null;
+    }
+    out << YAML::Key << "batch_ladder_stopped_at_slo" << YAML::Value << r.ladder_stopped_at_slo;
   }
-  out << YAML::Key << "batch_ladder_stopped_at_slo" << YAML::Value << r.ladder_stopped_at_slo;
   if (r.capacity) {
     const CapacityRecord& c = *r.capacity;
     out << YAML::Key << "capacity" << YAML::Value << YAML::BeginMap;

@@ -41,12 +41,13 @@ struct PlannedEngine {
 };
 
 struct CalibrationRecord {
-  std::string target;        ///< the URL measured, or the points file read
-  std::string engine_name;   ///< the engine the points file names (engine.name), else empty
-  std::string model;         ///< the model the requests named
-  std::string measured_at;   ///< UTC, "YYYY-MM-DDThh:mm:ssZ"
-  std::string command;       ///< the command line
-  std::string base_profile;  ///< the profile the fit started from
+  std::string target;             ///< the URL measured, or the points file read
+  bool from_points_file = false;  ///< the points were read (calibrate --points), not measured
+  std::string engine_name;        ///< the engine the points file names (engine.name), else empty
+  std::string model;              ///< the model the requests named
+  std::string measured_at;        ///< UTC, "YYYY-MM-DDThh:mm:ssZ"
+  std::string command;            ///< the command line
+  std::string base_profile;       ///< the profile the fit started from
   CalibrationPoints points;
   PlannedEngine engine;
   ProfileFit fit;

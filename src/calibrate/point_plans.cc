@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "engine/engine.h"
 
@@ -78,10 +79,30 @@ std::vector<StepPlan> UntilFirstToken(PlanDriver& driver, RequestId id) {
       return steps;
     }
   }
-  throw std::invalid_argument("the engine never gave a calibration prompt its first token");
+  throw std::invalid_argument("the engine never gave the prompt its first token");
 }
 
 bool PureDecode(const StepPlan& p) { return !p.empty() && p.num_prefill_tokens == 0; }
+
+// Runs `plan`; its std::invalid_argument comes back prefixed with `point` (which one failed).
+template <typename Plan>
+void Named(const std::string& point, Plan plan) {
+  try {
+    plan();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(point + ": " + e.what());
+  }
+}
+
+// The prompt of a decode point's streams: the one that puts the middle of their decode at the
+// point's context_tokens when it says one, else the points' decode_prompt_tokens.
+std::int32_t DecodePromptTokens(const CalibrationPoints& points, const DecodePoint& p) {
+  if (p.context_tokens <= 0) {
+    return points.decode_prompt_tokens;
+  }
+  return static_cast<std::int32_t>(
+      std::max<std::int64_t>(1, p.context_tokens - points.decode_output_tokens / 2));
+}
 
 BurstPlan PlanBurst(const EngineConfig& config, const BurstPoint& burst) {
   if (burst.prompt_tokens.empty() || burst.prompt_tokens.size() != burst.output_tokens.size()) {
@@ -160,50 +181,62 @@ BurstFigures PredictBurst(const CostModel& model, const BurstPlan& plan) {
 
 PointPlans PlanPoints(const EngineConfig& config, const CalibrationPoints& points) {
   PointPlans plans;
-  for (const PrefillPoint& p : points.prefill) {
-    PlanDriver driver(config);
-    driver.Offer(1, p.prompt_tokens, 1);
-    plans.prefill.push_back(UntilFirstToken(driver, 1));
+  for (std::size_t k = 0; k < points.prefill.size(); ++k) {
+    const PrefillPoint& p = points.prefill[k];
+    Named(fmt::format("prefill[{}] ({} prompt tokens)", k, p.prompt_tokens), [&] {
+      PlanDriver driver(config);
+      driver.Offer(1, p.prompt_tokens, 1);
+      plans.prefill.push_back(UntilFirstToken(driver, 1));
+    });
   }
-  for (const DecodePoint& p : points.decode) {
-    PlanDriver driver(config);
-    for (std::int32_t i = 0; i < p.concurrency; ++i) {
-      driver.Offer(static_cast<RequestId>(i + 1), points.decode_prompt_tokens,
-                   points.decode_output_tokens);
-    }
-    std::vector<StepPlan> decodes;
-    while (driver.Step()) {
-      if (PureDecode(driver.last())) {
-        decodes.push_back(driver.last());
-      }
-    }
-    if (decodes.empty()) {
-      throw std::invalid_argument("the engine ran no decode step for a calibration batch");
-    }
-    plans.decode.push_back(decodes[decodes.size() / 2]);
+  for (std::size_t k = 0; k < points.decode.size(); ++k) {
+    const DecodePoint& p = points.decode[k];
+    Named(fmt::format("decode[{}] ({} stream{})", k, p.concurrency, p.concurrency == 1 ? "" : "s"),
+          [&] {
+            PlanDriver driver(config);
+            const std::int32_t prompt = DecodePromptTokens(points, p);
+            for (std::int32_t i = 0; i < p.concurrency; ++i) {
+              driver.Offer(static_cast<RequestId>(i + 1), prompt, points.decode_output_tokens);
+            }
+            std::vector<StepPlan> decodes;
+            while (driver.Step()) {
+              if (PureDecode(driver.last())) {
+                decodes.push_back(driver.last());
+              }
+            }
+            if (decodes.empty()) {
+              throw std::invalid_argument("the engine ran no decode step for the batch");
+            }
+            plans.decode.push_back(decodes[decodes.size() / 2]);
+          });
   }
-  for (const LoadedPrefillPoint& p : points.loaded_prefill) {
-    PlanDriver driver(config);
-    const std::int32_t output = p.stream_output_tokens;
-    for (std::int32_t i = 0; i < p.concurrency; ++i) {
-      driver.Offer(static_cast<RequestId>(i + 2), points.decode_prompt_tokens, output);
-    }
-    // Until every stream has two tokens: a pure-decode step of them all.
-    while (!(PureDecode(driver.last()) &&
-             static_cast<std::int32_t>(driver.last().seqs.size()) >= p.concurrency)) {
-      if (!driver.Step()) {
-        throw std::invalid_argument("the calibration streams ended before they all decoded");
-      }
-    }
-    // The steps until their context is the point's (the prompt came after the streams had
-    // generated that much).
-    const std::int64_t target = p.context_tokens;
-    while (driver.last().seqs.front().num_context_tokens < target && driver.Step()) {
-    }
-    plans.loaded_arrival.push_back(driver.Begin());
-    driver.Offer(1, p.prompt_tokens, 1);
-    driver.End();
-    plans.loaded_prefill.push_back(UntilFirstToken(driver, 1));
+  for (std::size_t k = 0; k < points.loaded_prefill.size(); ++k) {
+    const LoadedPrefillPoint& p = points.loaded_prefill[k];
+    Named(fmt::format("prefill_under_decode[{}] ({} prompt tokens beside {} streams)", k,
+                      p.prompt_tokens, p.concurrency),
+          [&] {
+            PlanDriver driver(config);
+            for (std::int32_t i = 0; i < p.concurrency; ++i) {
+              driver.Offer(static_cast<RequestId>(i + 2), points.decode_prompt_tokens,
+                           p.stream_output_tokens);
+            }
+            // Until every stream has two tokens: a pure-decode step of them all.
+            while (!(PureDecode(driver.last()) &&
+                     static_cast<std::int32_t>(driver.last().seqs.size()) >= p.concurrency)) {
+              if (!driver.Step()) {
+                throw std::invalid_argument("the streams ended before they all decoded");
+              }
+            }
+            // The steps until their context is the point's (the prompt came after the
+            // streams had generated that much).
+            while (driver.last().seqs.front().num_context_tokens < p.context_tokens &&
+                   driver.Step()) {
+            }
+            plans.loaded_arrival.push_back(driver.Begin());
+            driver.Offer(1, p.prompt_tokens, 1);
+            driver.End();
+            plans.loaded_prefill.push_back(UntilFirstToken(driver, 1));
+          });
   }
   for (const BurstPoint& b : points.bursts) {
     plans.bursts.push_back(PlanBurst(config, b));

@@ -101,6 +101,11 @@ PointsFile LoadPointsFile(const std::string& path) {
   }
   for (const Field& f : items(root["decode"])) {
     f.RequireKnownKeys({"concurrency", "context_tokens", "itl_s", "samples"});
+    if (IntIn(f["concurrency"], 1) > *out.settings.max_num_seqs) {
+      f["concurrency"].Fail("must be at most engine.max_num_seqs, " +
+                            std::to_string(*out.settings.max_num_seqs) +
+                            " (streams past it queue: their gaps are not one batch's step)");
+    }
     p.decode.push_back({IntIn(f["concurrency"], 1),
                         f["context_tokens"].present() ? IntIn(f["context_tokens"], 1) : 0,
                         PositiveSeconds(f["itl_s"]),

@@ -11,8 +11,10 @@
 //   transport_s: 0                             the transport's share of a TTFT, seconds
 //   decode_prompt_tokens: 32                   decode_output_tokens: 64
 //   prefill: [{prompt_tokens, ttft_s, samples}, ...]
-//   decode:  [{concurrency, context_tokens, itl_s, samples}, ...]   (context_tokens is a note:
-//            the streams are planned from decode_prompt_tokens and decode_output_tokens)
+//   decode:  [{concurrency, context_tokens, itl_s, samples}, ...]   (concurrency at most
+//            max_num_seqs; the streams generate decode_output_tokens from a prompt of
+//            decode_prompt_tokens, or, when the point says its context_tokens, of
+//            context_tokens - decode_output_tokens / 2: the mean context of their decode)
 //   bursts:  [{source, ttft_median_s, tpot_median_s, duration_s,
 //              prompt_tokens: [...], output_tokens: [...]}, ...]
 //
@@ -34,7 +36,8 @@ struct PointsFile {
 };
 
 /// Reads `path`. Throws config::ConfigError on a missing file, bad YAML, an unknown key, a
-/// value out of range, a burst whose two lists differ in length, or a file with no point.
+/// value out of range, a decode point of more streams than engine.max_num_seqs, a burst whose
+/// two lists differ in length, or a file with fewer than three points.
 PointsFile LoadPointsFile(const std::string& path);
 
 }  // namespace spillway::calibrate

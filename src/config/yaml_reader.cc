@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -73,13 +74,29 @@ std::size_t CountDocuments(const std::string& text, const std::string& origin) {
 }  // namespace
 
 Field Field::LoadFile(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(path + ": is a directory, not a YAML file");
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw ConfigError(path + ": cannot open file");
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return LoadString(text.str(), path);
+  // Read until the end or past the cap: a device such as /dev/zero never ends.
+  std::string text;
+  char chunk[1 << 16];
+  while (in && text.size() <= kMaxFileBytes) {
+    in.read(chunk, sizeof chunk);
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+  }
+  if (text.size() > kMaxFileBytes) {
+    throw ConfigError(path + ": longer than " + std::to_string(kMaxFileBytes >> 20) +
+                      " MiB: not a configuration file");
+  }
+  if (in.bad()) {
+    throw ConfigError(path + ": cannot read file");
+  }
+  return LoadString(text, path);
 }
 
 Field Field::LoadString(const std::string& text, const std::string& origin) {

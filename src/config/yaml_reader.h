@@ -21,7 +21,11 @@ namespace spillway::config {
 /// A YAML node plus where it came from. Cheap to copy.
 class Field {
  public:
-  /// Parses `path` (a YAML file). Throws ConfigError naming the file on I/O or syntax errors.
+  /// The longest file LoadFile reads, bytes (a config, scenario or points file is far shorter).
+  static constexpr std::size_t kMaxFileBytes = std::size_t{64} << 20;
+
+  /// Parses `path` (a YAML file). Throws ConfigError naming the file on I/O or syntax errors,
+  /// on a directory, and on a file longer than kMaxFileBytes (a device such as /dev/zero).
   static Field LoadFile(const std::string& path);
   /// Parses YAML text; `origin` names it in errors (e.g. "<inline>").
   static Field LoadString(const std::string& text, const std::string& origin);

@@ -182,5 +182,43 @@ TEST_F(PointsFileTest, ABurstNeedsARequestAndADurationPastItsFirstTokens) {
   EXPECT_EQ(f.settings.slo_budgets, false);  // the measured engine's budgets, as given
 }
 
+TEST_F(PointsFileTest, ADecodePointOfMoreStreamsThanTheEngineRanIsAnError) {
+  const std::string error = ErrorOf(
+      "engine: {max_num_batched_tokens: 2048, max_num_seqs: 8}\n"
+      "prefill: [{prompt_tokens: 16, ttft_s: 0.01}, {prompt_tokens: 32, ttft_s: 0.02}]\n"
+      "decode: [{concurrency: 9, itl_s: 0.01}]\n");
+  EXPECT_NE(error.find(":3:"), std::string::npos) << error;
+  EXPECT_NE(error.find("decode[0].concurrency: must be at most engine.max_num_seqs, 8"),
+            std::string::npos)
+      << error;
+}
+
+TEST(PointPlansTest, ADecodePointsContextSetsItsStreamsPrompt) {
+  // Without context_tokens the streams' prompt is decode_prompt_tokens (32); with 1,032 their
+  // decode's middle is at 1,032 tokens: a prompt of 1,000 and 64 generated.
+  CalibrationPoints points;
+  points.decode = {{.concurrency = 2, .context_tokens = 0, .itl_s = 0.01, .samples = 1},
+                   {.concurrency = 2, .context_tokens = 1032, .itl_s = 0.01, .samples = 1}};
+  const PointPlans plans = PlanPoints(calibrate_test::FixedBudgetEngine(4096, 0), points);
+  ASSERT_EQ(plans.decode.size(), 2u);
+  const std::int64_t short_context = plans.decode[0].seqs.front().num_context_tokens;
+  const std::int64_t long_context = plans.decode[1].seqs.front().num_context_tokens;
+  EXPECT_NEAR(short_context, 32 + 32, 2);
+  EXPECT_NEAR(long_context, 1032, 2);
+}
+
+TEST(PointPlansTest, APointThatDoesNotFitIsNamedByListAndIndex) {
+  CalibrationPoints points;
+  points.prefill = {{.prompt_tokens = 16, .ttft_s = 0.01, .samples = 1},
+                    {.prompt_tokens = 1 << 30, .ttft_s = 0.01, .samples = 1}};
+  try {
+    PlanPoints(calibrate_test::FixedBudgetEngine(1000, 0), points);
+    FAIL() << "planned a prompt longer than the context";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("prefill[1] (1073741824 prompt tokens): ", 0), 0u)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace spillway::calibrate

@@ -129,5 +129,32 @@ TEST(CalibrateCommandTest, ABadUrlOrAScenarioWithoutSlosExitsTwo) {
   EXPECT_NE(r.output.find("slo"), std::string::npos) << r.output;
 }
 
+TEST(CalibrateCommandTest, APointsFileIsFittedWithoutTheLiveRunsKeysAndRefusesItsFlags) {
+  const testing_util::TempDir tmp;
+  const std::string out = (tmp.path() / "a100.yaml").string();
+  const std::string points =
+      kCalibrateSource + "/profiles/points/a100-llama3-8b-vllm0.6-multistep.yaml";
+  // A live measurement's flag beside --points is refused, not ignored.
+  CommandResult r = RunCommand(
+      {SPILLWAY_BINARY, "calibrate", "--points", points, "--out", out, "--samples", "5"}, 60);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--samples excludes --points"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  r = RunCommand({SPILLWAY_BINARY, "calibrate", "--points", points, "--out", out, "--profile",
+                  "a100-llama3-8b", "--profile-dir", kCalibrateSource + "/profiles"},
+                 120);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const YAML::Node c = YAML::LoadFile(out)["calibration"];
+  // No batch ladder was run: its keys are calibrate --target's alone.
+  EXPECT_FALSE(c["largest_batch_within_tpot_slo"].IsDefined());
+  EXPECT_FALSE(c["tpot_slo_s"].IsDefined());
+  EXPECT_TRUE(c["fit"]["base_profile_rms_rel_error"].IsDefined());
+  EXPECT_EQ(c["bursts"].size(), 5u);
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("streams decoding together (points file)"), std::string::npos);
+  EXPECT_EQ(text.find("GET /v1/models"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace spillway::calibrate

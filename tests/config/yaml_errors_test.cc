@@ -61,6 +61,15 @@ TEST(YamlErrorsTest, MissingFileIsNamed) {
   EXPECT_EQ(ErrorOf([&] { Field::LoadFile(path); }), path + ": cannot open file");
 }
 
+TEST(YamlErrorsTest, ADirectoryOrAFileWithoutEndIsRefusedNotRead) {
+  const TempDir dir;
+  EXPECT_EQ(ErrorOf([&] { Field::LoadFile(dir.path().string()); }),
+            dir.path().string() + ": is a directory, not a YAML file");
+  // /dev/zero never ends: read past the cap and refused, not read until memory runs out.
+  EXPECT_EQ(ErrorOf([] { Field::LoadFile("/dev/zero"); }),
+            "/dev/zero: longer than 64 MiB: not a configuration file");
+}
+
 TEST(YamlErrorsTest, SyntaxErrorNamesFileAndLine) {
   const TempDir dir;
   const std::string path = dir.Write("broken.yaml", "a: 1\nb: 2\nc: [1, 2\n");
