@@ -45,7 +45,7 @@ live_burst() {
     start_server "$dir/serve-$policy.log" --policy "$policy"
     $bin bench --target "$url" --scenario scenarios/seed-burst-short.yaml \
       --policy-label "$policy$suffix" --no-progress --json "$dir/live-$policy.json" \
-      --records "$dir/live-$policy.jsonl" --gpu-hour-usd 5.12 >"$dir/bench-$policy.txt"
+      --records "$dir/live-$policy.jsonl" --gpu-price-from policies/reference.yaml >"$dir/bench-$policy.txt"
     stop_server
     echo "done ($dir/bench-$policy.txt)"
     live_runs+=("$dir/live-$policy.json")
@@ -93,7 +93,8 @@ cat <<'TXT'
    deadline) and `spillway bench` replaying scenarios/seed-burst-short.yaml against it, about
    a minute each; then a fifth with a 1B fallback engine behind `spillway gateway`. Clients give up after 2 s without a first token. Goodput = completed within
    TTFT 1 s and TPOT 35 ms, measured at the client (vLLM bench --goodput). Engine seconds are
-   priced at the lesson's $5.12 per A100 hour (§4.1: one GPU per engine).
+   priced at the lesson's $5.12 per A100 hour (§4.1: one GPU per engine), read from
+   policies/reference.yaml (`--gpu-price-from`).
 TXT
 live_burst "$out"
 echo
@@ -120,7 +121,7 @@ TXT
 
 say "3. The simulator on the same scenario (virtual time, the same engine and admission code)"
 echo "   The same rows as the live table, for scenarios/seed-burst-short.yaml (README.md shows both)."
-$bin sim --scenario scenarios/seed-burst-short.yaml --compare unbounded,tail-drop,predictive,forecast --gpu-hour-usd 5.12 \
+$bin sim --scenario scenarios/seed-burst-short.yaml --compare unbounded,tail-drop,predictive,forecast --gpu-price-from policies/reference.yaml \
   --json "$out/sim-seed-burst-short.json" | sed 's/^/   /'
 echo "   (The simulator measures engine time exactly; live, bench reads it from the server's /metrics.)"
 

@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 #include "cli_checks.h"
+#include "gpu_price.h"
 
 #include "commands.h"
 #include "config/config_error.h"
@@ -167,10 +168,7 @@ void AddOptions(CLI::App* cmd, BenchArgs* a) {
   cmd->add_option("--time-scale", a->time_scale,
                   "Trace replay: multiply trace timestamps (0.5 = twice as fast)")
       ->check(FiniteIn(0.0, 1e6, /*lo_open=*/true));
-  cmd->add_option("--gpu-hour-usd", a->gpu_hour_usd,
-                  "Price the engine seconds at this many dollars per GPU hour (one GPU per "
-                  "engine)")
-      ->check(FiniteIn(0.0, 1e6, /*lo_open=*/false));
+  AddGpuPriceOptions(cmd, &a->gpu_hour_usd);
   cmd->add_option("--duration-limit-s", a->duration_limit_s,
                   "Send only the arrivals of the first S seconds")
       ->check(kFinitePositive);

@@ -540,7 +540,8 @@ int RunPolicyVerify(VerifyArgs a) {  // a copy: the metrics URLs are normalised
   const std::string with = policy::WithChecklists(text, *verified);
   const policy::Policy reread = policy::ReadPolicyString(with, out_file.string());
   const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
-  const policy::RenderContext context{policy::FormatDay(today), PolicyFindings(reread, today)};
+  const policy::RenderContext context{policy::FormatDay(today), PolicyFindings(reread, today),
+                                      "spillway policy verify"};
   try {
     WriteOutput(out_file, with);
     for (const auto& [name, text] : policy::RenderFiles(reread, context)) {

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include "admission/admission.h"
 #include "cli_checks.h"
+#include "gpu_price.h"
 
 #include "commands.h"
 #include "config/config_error.h"
@@ -442,10 +443,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->excludes(router)
       ->excludes(records);
   sim->add_option("--profile-dir", args->profile_dir, "Directory of profile YAML files");
-  sim->add_option("--gpu-hour-usd", args->gpu_hour_usd,
-                  "Price the engine seconds at this many dollars per GPU hour (one GPU per "
-                  "engine)")
-      ->check(FiniteIn(0.0, 1e6, /*lo_open=*/false));
+  AddGpuPriceOptions(sim, &args->gpu_hour_usd);
   // Every engine, admission and timeouts setting (the scenario's values are the defaults).
   AddSettingFlags(sim, &args->settings, {"policy"});
   sim->add_option("--check-invariants", args->check_invariants,

@@ -72,7 +72,7 @@ json::object PanelJson(const Panel& p, int index) {
 
 }  // namespace
 
-std::string GrafanaDashboardJson(const Policy& p) {
+std::string GrafanaDashboardJson(const Policy& p, const std::string& rendered_by) {
   const auto num = [&](std::string_view path, double fallback) {
     return p.Number(path).value_or(fallback);
   };
@@ -142,8 +142,8 @@ std::string GrafanaDashboardJson(const Policy& p) {
       {"uid", "spillway-overload"},
       {"description",
        fmt::format("The metric signatures of overload (the lesson's §5.4) with the thresholds of "
-                   "the policy {}; written by spillway policy render",
-                   p.file)},
+                   "the policy {}; written by {}",
+                   p.file, rendered_by)},
       {"tags", json::array{"spillway", "overload", "vllm"}},
       {"schemaVersion", 39},
       {"version", 1},

@@ -13,7 +13,9 @@
 
 namespace spillway::policy {
 
-/// The dashboard as JSON, titled after policy.name.
-std::string GrafanaDashboardJson(const Policy& policy);
+/// The dashboard as JSON, titled after policy.name; its description names the policy file and
+/// `rendered_by`, the command that wrote it.
+std::string GrafanaDashboardJson(const Policy& policy,
+                                 const std::string& rendered_by = "spillway policy render");
 
 }  // namespace spillway::policy

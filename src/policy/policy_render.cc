@@ -177,9 +177,9 @@ std::string RenderMarkdown(const Policy& p, const RenderContext& c) {
   std::string out = fmt::format("# Overload and Failure Policy: {}\n\n",
                                 NameOf(p) != nullptr ? NameOf(p)->text : p.file);
   out += fmt::format(
-      "Rendered from `{}` on {} by `spillway policy render`. Each value names its source: a "
+      "Rendered from `{}` on {} by `{}`. Each value names its source: a "
       "measurement (the command that redoes it), a physical bound, or a decision.\n\n",
-      p.file, c.rendered_on);
+      p.file, c.rendered_on, c.rendered_by);
   out += CheckSummary(c, true) + "\n";
   for (const Finding& f : c.findings) {
     out += "- " + Md(f.Text()) + "\n";
@@ -231,10 +231,11 @@ std::string RenderHtml(const Policy& p, const RenderContext& c) {
       "</style>\n</head>\n<body>\n<h1>Overload and Failure Policy: {0}</h1>\n",
       HtmlEscape(name));
   out += fmt::format(
-      "<p>Rendered from <code>{}</code> on {} by <code>spillway policy render</code>. Each value "
+      "<p>Rendered from <code>{}</code> on {} by <code>{}</code>. Each value "
       "names its source: a measurement (the command that redoes it), a physical bound, or a "
       "decision.</p>\n<p>{}</p>\n",
-      HtmlEscape(p.file), HtmlEscape(c.rendered_on), HtmlEscape(CheckSummary(c, false)));
+      HtmlEscape(p.file), HtmlEscape(c.rendered_on), HtmlEscape(c.rendered_by),
+      HtmlEscape(CheckSummary(c, false)));
   if (!c.findings.empty()) {
     out += "<ul>\n";
     for (const Finding& f : c.findings) {
@@ -357,7 +358,7 @@ std::vector<RenderedFile> RenderFiles(const Policy& p, const RenderContext& cont
           {"policy.html", RenderHtml(p, context)},
           {"serve.yaml", ServeConfigYaml(p)},
           {"gateway.yaml", GatewayConfigYaml(p)},
-          {"grafana-dashboard.json", GrafanaDashboardJson(p)}};
+          {"grafana-dashboard.json", GrafanaDashboardJson(p, context.rendered_by)}};
 }
 
 }  // namespace spillway::policy

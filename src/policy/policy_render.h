@@ -18,6 +18,7 @@ namespace spillway::policy {
 struct RenderContext {
   std::string rendered_on;
   std::vector<Finding> findings;
+  std::string rendered_by = "spillway policy render";  ///< the command, as the page names it
 };
 
 /// The page as Markdown (GitHub-flavoured tables).

@@ -63,8 +63,10 @@ std::string RunsTable(const std::vector<RunSummary>& runs, const std::vector<std
         "</tr>\n",
         Swatch(i), HtmlEscape(labels[i]), HtmlEscape(r.policy), HtmlEscape(r.scenario),
         HtmlEscape(r.profile), HtmlEscape(r.source), r.seed, r.replicas,
-        r.cancellation_propagation ? "on" : "off", HtmlEscape(SloText(r.slo)),
-        HtmlEscape(files[i]));
+        !r.cancellation_propagation   ? "not known (measured from outside)"
+        : *r.cancellation_propagation ? "on"
+                                      : "off",
+        HtmlEscape(SloText(r.slo)), HtmlEscape(files[i]));
   }
   return out + "</tbody>\n</table>\n";
 }

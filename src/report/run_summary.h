@@ -141,7 +141,10 @@ struct RunSummary {
   /// router ("gateway", "round-robin", "least-requests", "llm-d"); empty when not known (bench
   /// against a URL) or one replica without a gateway. In the JSON only when set.
   std::string router;
-  bool cancellation_propagation = true;
+  /// Whether the engine aborted a request when its client left: the simulator's setting
+  /// (engine.propagate_cancellation); nullopt when the run measured an engine from outside
+  /// (bench, fleet), which cannot see it. In the JSON as null then.
+  std::optional<bool> cancellation_propagation;
 
   double duration_s = 0;  ///< arrival span: the denominator of every rate
   double makespan_s = 0;  ///< until the last request left

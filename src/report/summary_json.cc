@@ -113,7 +113,11 @@ json::object ToValue(const RunSummary& s) {
   if (!s.router.empty()) {
     o["router"] = s.router;
   }
-  o["cancellation_propagation"] = s.cancellation_propagation;
+  if (s.cancellation_propagation) {
+    o["cancellation_propagation"] = *s.cancellation_propagation;
+  } else {
+    o["cancellation_propagation"] = nullptr;
+  }
   o["duration_s"] = s.duration_s;
   o["makespan_s"] = s.makespan_s;
   o["offered"] = s.offered;

@@ -110,6 +110,15 @@ class Fields {
     return std::string(v->get_string());
   }
 
+  // nullopt when absent or null.
+  std::optional<bool> OptionalBool(std::string_view key) const {
+    const json::value* v = Get(key, Need::kOptional);
+    if (v == nullptr || v->is_null()) {
+      return std::nullopt;
+    }
+    return Bool(key, false);
+  }
+
   bool Bool(std::string_view key, bool fallback) const {
     const json::value* v = Get(key, Need::kOptional);
     if (v == nullptr) {
@@ -186,7 +195,7 @@ void ReadIdentity(const Fields& run, RunSummary* s) {
   s->seed = static_cast<std::uint64_t>(run.Integer("seed", Need::kOptional));
   s->replicas = static_cast<std::int32_t>(run.Integer("replicas", Need::kOptional));
   s->router = run.String("router");
-  s->cancellation_propagation = run.Bool("cancellation_propagation", true);
+  s->cancellation_propagation = run.OptionalBool("cancellation_propagation");
   s->duration_s = run.Number("duration_s", Need::kOptional);
   s->makespan_s = run.Number("makespan_s", Need::kOptional);
   if (const std::optional<Fields> slo = run.Object("slo", Need::kOptional)) {

@@ -50,9 +50,12 @@ TEST(PolicyRenderTest, ThePageShowsAFailedCheckAndTheChecklistVerdicts) {
                "  retry_storm:\n    verdict: pass\n    evidence: peak <1.3x> the mean & no spike\n"
                "    checked_at: 2026-12-05");
   const Policy p = ReadPolicyString(yaml, "p.yaml");
-  const RenderContext late{"2027-06-01", CheckPolicy(p, *ParseDay("2027-06-01"))};
+  const RenderContext late{"2027-06-01", CheckPolicy(p, *ParseDay("2027-06-01")),
+                           "spillway policy verify"};
   const std::string md = RenderMarkdown(p, late);
   EXPECT_NE(md.find("as of 2027-06-01: FAILED"), std::string::npos) << md;
+  // The page names the command that wrote it: verify renders it too.
+  EXPECT_NE(md.find("on 2027-06-01 by `spillway policy verify`."), std::string::npos) << md;
   EXPECT_NE(md.find("- [x] Retry storm of 100 clients x 3 retries with jitter: no synchronised "
                     "spike: peak &lt;1.3x> the mean & no spike (2026-12-05)"),
             std::string::npos)
@@ -61,6 +64,7 @@ TEST(PolicyRenderTest, ThePageShowsAFailedCheckAndTheChecklistVerdicts) {
   EXPECT_NE(html.find("peak &lt;1.3x&gt; the mean &amp; no spike"), std::string::npos);
   EXPECT_EQ(html.find("peak <1.3x>"), std::string::npos) << "escaped";
   EXPECT_NE(html.find("<li class=\"error\">"), std::string::npos);
+  EXPECT_NE(html.find("by <code>spillway policy verify</code>"), std::string::npos);
   EXPECT_EQ(html.rfind("</html>\n"), html.size() - 8);
 }
 

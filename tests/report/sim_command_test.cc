@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include "common/run_command.h"
@@ -114,6 +115,33 @@ TEST(SimCommandTest, AnOutOfRangeNumberOrABoolWordGetsOneMessageSayingWhatIsWant
 }
 
 // A port out of range says what a port is (CLI11 said "Could not convert: --port = 80000").
+TEST(SimCommandTest, TheGpuPriceComesFromAPolicyFileAsThePolicySaysIt) {
+  testing_util::TempDir dir;
+  const std::string json = (dir.path() / "run.json").string();
+  const std::string policy = std::string(SPILLWAY_SOURCE_DIR) + "/policies/reference.yaml";
+  CommandResult r = SimCommand({"--gpu-price-from", policy, "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(json);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_DOUBLE_EQ(boost::json::parse(text).at("gpu_hour_usd").as_double(), 5.12);  // its cost
+  // Not beside --gpu-hour-usd; a file that is not a policy, or one without a price: exit 2.
+  r = SimCommand({"--gpu-price-from", policy, "--gpu-hour-usd", "3"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("excludes"), std::string::npos) << r.output;
+  const std::string scenario = std::string(SPILLWAY_SOURCE_DIR) + "/scenarios/seed-burst.yaml";
+  r = SimCommand({"--gpu-price-from", scenario});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--gpu-price-from: " + scenario), std::string::npos) << r.output;
+  const std::string unpriced = (dir.path() / "p.yaml").string();
+  std::ifstream reference(policy);
+  std::string yaml((std::istreambuf_iterator<char>(reference)), std::istreambuf_iterator<char>());
+  yaml.replace(yaml.find("value: 5.12"), 11, "value: 0");  // policy init's "not set"
+  std::ofstream(unpriced) << yaml;
+  r = SimCommand({"--gpu-price-from", unpriced});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cost.gpu_hour_usd is not set"), std::string::npos) << r.output;
+}
+
 TEST(SimCommandTest, ServeAndGatewayNameTheRangeOfAPort) {
   for (const char* command : {"serve", "gateway"}) {
     for (const char* port : {"80000", "-1", "http"}) {

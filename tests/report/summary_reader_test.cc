@@ -131,6 +131,15 @@ TEST(SummaryReaderTest, ReadsAnArrayOfRuns) {
   EXPECT_EQ(runs[1].policy, "predictive");
 }
 
+TEST(SummaryReaderTest, CancellationPropagationIsKnownOnlyWhereTheRunSetIt) {
+  RunSummary s = SampleRun("x");
+  // A run measured from outside (bench) cannot see it: null, read back as not known.
+  EXPECT_NE(SummaryToJson(s).find("\"cancellation_propagation\": null"), std::string::npos);
+  EXPECT_FALSE(ParseRunSummaries(SummaryToJson(s), "bench.json")[0].cancellation_propagation);
+  s.cancellation_propagation = false;  // the simulator's setting
+  EXPECT_EQ(ParseRunSummaries(SummaryToJson(s), "sim.json")[0].cancellation_propagation, false);
+}
+
 TEST(SummaryReaderTest, OptionalKeysMayBeMissing) {
   // Only the required keys, as a minimal bench-like writer could produce.
   const std::string p = R"({"p50":0.1,"p95":0.2,"p99":0.3,"mean":0.1,"max":0.4,"count":2})";
