@@ -11,6 +11,33 @@ namespace {
 
 using config::Field;
 
+// The errors of a whole file: each part is read on its own, so that one error does not hide
+// the next; ThrowIfAny throws them all, a line each, in the file's order of reading.
+class Errors {
+ public:
+  template <typename Read>
+  void Try(Read read) {
+    try {
+      read();
+    } catch (const config::ConfigError& e) {
+      messages_.emplace_back(e.what());
+    }
+  }
+  void ThrowIfAny() const {
+    if (messages_.empty()) {
+      return;
+    }
+    std::string all;
+    for (const std::string& m : messages_) {
+      all += (all.empty() ? "" : "\n") + m;
+    }
+    throw config::ConfigError(all);
+  }
+
+ private:
+  std::vector<std::string> messages_;
+};
+
 std::string FormatRange(const FieldSpec& spec) {
   const char* open = spec.lo_open ? "(" : "[";
   if (std::isinf(spec.hi)) {
@@ -176,8 +203,9 @@ Policy ReadPolicy(const Field& root) {
   if (!root.is_map()) {
     root.Fail("a policy file must be a map of sections");
   }
+  Errors errors;
   std::vector<std::string> sections(PolicySections().begin(), PolicySections().end());
-  root.RequireKnownKeys(sections);
+  errors.Try([&] { root.RequireKnownKeys(sections); });
   Policy policy;
   policy.file = root.file();
   for (const std::string& section : sections) {
@@ -191,26 +219,30 @@ Policy ReadPolicy(const Field& root) {
         keys.emplace_back(spec.path.substr(spec.path.find('.') + 1));
       }
     }
+    if (s.present() && !s.is_map()) {
+      errors.Try([&] { s.Fail("must be a map"); });
+      continue;
+    }
     if (s.present()) {
-      if (!s.is_map()) {
-        s.Fail("must be a map");
-      }
-      s.RequireKnownKeys(keys);
+      errors.Try([&] { s.RequireKnownKeys(keys); });
     }
     for (const std::string& key : keys) {
-      const FieldSpec& spec = *FindField(section + "." + key);
-      const Field f = s[key];
-      if (!f.present()) {
-        if (spec.required) {
-          f.FailSaying("is required (" + std::string(spec.label) + ")");
+      errors.Try([&] {
+        const FieldSpec& spec = *FindField(section + "." + key);
+        const Field f = s[key];
+        if (!f.present()) {
+          if (spec.required) {
+            f.FailSaying("is required (" + std::string(spec.label) + ")");
+          }
+          return;
         }
-        continue;
-      }
-      policy.values.emplace(std::string(spec.path), ReadValue(f, spec));
+        policy.values.emplace(std::string(spec.path), ReadValue(f, spec));
+      });
     }
   }
-  policy.cancellation = ReadChecklist(root["cancellation"], "cancellation");
-  policy.validation = ReadChecklist(root["validation"], "validation");
+  errors.Try([&] { policy.cancellation = ReadChecklist(root["cancellation"], "cancellation"); });
+  errors.Try([&] { policy.validation = ReadChecklist(root["validation"], "validation"); });
+  errors.ThrowIfAny();
   return policy;
 }
 

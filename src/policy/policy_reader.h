@@ -2,7 +2,9 @@
 // Reading a policy file (docs/policy.md) into a Policy. Structural errors (YAML syntax, an
 // unknown section or field, a value of the wrong type or out of range, a required field or a
 // measurement's run/command/at missing, two sources for one value) throw config::ConfigError
-// naming file, line and field; what the values mean together is policy_check.h's job.
+// naming file, line and field: every such error of the file, a line each (a YAML syntax error
+// or a file that is not a map stops the reading at it); what the values mean together is
+// policy_check.h's job.
 
 #include <string>
 

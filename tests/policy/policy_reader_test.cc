@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -100,6 +101,27 @@ TEST(PolicyReaderTest, StructuralErrorsNameFileLineAndField) {
   missing.replace(missing.find("gpu_hour_usd: 5.12"), 18, "");
   EXPECT_NE(ErrorOf(missing).find("cost.gpu_hour_usd: is required"), std::string::npos)
       << ErrorOf(missing);
+}
+
+TEST(PolicyReaderTest, EveryStructuralErrorOfTheFileIsReportedALineEach) {
+  std::string yaml = MinimalPolicy();
+  yaml.replace(yaml.find("client_s"), 8, "clent_s");
+  yaml.replace(yaml.find("kv_headroom: 0.85"), 17, "kv_headroom: 1.5");
+  yaml.replace(yaml.find("gpu_hour_usd: 5.12"), 18, "");
+  const std::string error = ErrorOf(yaml + "approvals: {}\n");
+  // One error does not hide the next: five (the misspelt key is unknown, and the key it meant
+  // is missing), in the order they are read.
+  const std::vector<std::string> expected = {
+      "p.yaml:17: approvals: unknown field", "p.yaml:10: admission.kv_headroom: must be in",
+      "p.yaml:11: timeouts.clent_s: unknown field", "p.yaml:11: timeouts.client_s: is required",
+      "cost.gpu_hour_usd: is required"};
+  std::size_t at = 0;
+  for (const std::string& e : expected) {
+    const std::size_t found = error.find(e, at);
+    ASSERT_NE(found, std::string::npos) << e << "\n---\n" << error;
+    at = found;
+  }
+  EXPECT_EQ(std::count(error.begin(), error.end(), '\n'), 4) << error;
 }
 
 TEST(PolicyReaderTest, AMeasurementWithoutItsCommandOrTwoSourcesForOneValueAreErrors) {
