@@ -199,7 +199,9 @@ say "6. The one-page Overload and Failure Policy, from these runs, verified agai
 cat <<'TXT'
    `policy init` fills the lesson's §7 template from step 1's capacity run
    (out/policy/capacity.json: mu and the binding SLO, with the command and time that measured
-   them) and the scenario (rates, SLOs, the engine's flags, the profile's physical figures);
+   them), step 2's live unbounded run (the wasted cost under naive FIFO: its engine seconds on
+   work that never served its client, priced) and the scenario (rates, SLOs, the engine's
+   flags, the profile's physical figures);
    `policy render` turns it into serve's config; `policy verify` runs the lesson's validation
    checklist against a serve started on that config (baseline at 8 req/s, the 30 req/s burst, a
    retry storm of 100 clients, streams closed mid-generation, a replay against the simulator:
@@ -209,7 +211,7 @@ TXT
 $bin policy init --calibration "$out/policy/capacity.json" --scenario scenarios/seed-burst.yaml \
   --out "$out/policy/draft.yaml" --force \
   --name "reference (emulated seed-a100-7b behind spillway serve), from make demo's runs" \
-  --gpu-hour-usd 5.12 \
+  --gpu-hour-usd 5.12 --naive-run "$out/live-unbounded.json" \
   --gpu-price-source "AWS EC2 p4de.24xlarge on demand, \$40.96/h for 8 A100-80GB (the lesson's §10, 2026-11)" \
   | sed 's/^/   /'
 $bin policy render "$out/policy/draft.yaml" --out "$out/policy" | sed 's/^/   /'

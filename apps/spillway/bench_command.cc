@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "config/config_error.h"
+#include "invocation.h"
 #include "loadgen/bench_runner.h"
 #include "loadgen/request_labels.h"
 #include "output_file.h"
@@ -123,8 +124,11 @@ int RunBenchCommand(BenchArgs& a) {
   OutputFile timeseries(a.timeseries_out, "--timeseries");
   o.records = records.stream();
   o.timeseries = timeseries.stream();
+  const std::string started_at = UtcNow();
   loadgen::BenchResult r = loadgen::RunBench(sc, o);
   r.summary.gpu_hour_usd = a.gpu_hour_usd;
+  r.summary.command = Invocation();
+  r.summary.started_at = started_at;
   std::cout << fmt::format(
       "scenario {} ({}), seed {}, against {} (model {}), open loop over HTTP\n\n", sc.name, sc.file,
       o.seed, o.target_url, r.model);

@@ -7,11 +7,9 @@
 // FILE` instead of --target, the points are read from the file (public benchmark runs, say:
 // calibrate/points_file.h) and nothing is measured; mu is found, not checked live.
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -376,8 +374,7 @@ int PointsFromTarget(const CalibrateArgs& a, const Profile& base, EngineConfig* 
               << " describes " << base.model
               << ": its hardware and model figures are kept (--profile names another)\n";
   }
-  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-  record->measured_at = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
+  record->measured_at = UtcNow();
   std::cerr << fmt::format(
       "calibrating {} ({}) from profile {}: prompts to {} tokens, batches to {} or a TPOT over "
       "{}; planned on a token budget of {} and at most {} sequences ({})\n",

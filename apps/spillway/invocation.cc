@@ -1,7 +1,11 @@
 #include "invocation.h"
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <string_view>
@@ -53,6 +57,11 @@ std::string Invocation() {
     start = end;
   }
   return out;
+}
+
+std::string UtcNow() {
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
 }
 
 }  // namespace spillway::app

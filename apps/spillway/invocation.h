@@ -12,4 +12,7 @@ namespace spillway::app {
 /// when it cannot be read.
 std::string Invocation();
 
+/// The time now, UTC, to the second: "YYYY-MM-DDThh:mm:ssZ" (when a measurement was made).
+std::string UtcNow();
+
 }  // namespace spillway::app

@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +23,7 @@
 #include "policy/policy_init.h"
 #include "policy/policy_reader.h"
 #include "policy_findings.h"
+#include "report/summary_reader.h"
 #include "sim/run_config.h"
 #include "workload/scenario.h"
 
@@ -35,8 +38,22 @@ struct InitArgs {
   std::string profile_dir;
   std::optional<double> gpu_hour_usd;
   std::string gpu_price_source;
+  std::string naive_run;  // a run summary holding a naive FIFO (unbounded) run, or ""
   bool force = false;
 };
+
+// The naive FIFO run's wasted cost from --naive-run (report/summary_reader.h reads it).
+policy::WastedCost ReadNaiveRun(const InitArgs& a) {
+  std::ifstream in(a.naive_run);
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return policy::NaiveFifoWastedCost(ParseRunSummaries(text.str(), a.naive_run), a.naive_run,
+                                       a.gpu_hour_usd);
+  } catch (const RunJsonError& e) {
+    throw config::ConfigError(std::string("--naive-run: ") + e.what());
+  }
+}
 
 int RunPolicyInit(const InitArgs& a) {
   namespace fs = std::filesystem;
@@ -50,6 +67,9 @@ int RunPolicyInit(const InitArgs& a) {
   EngineConfig engine;
   try {
     in.run = policy::ReadCapacityRun(a.calibration);
+    if (!a.naive_run.empty()) {
+      in.naive_fifo = ReadNaiveRun(a);
+    }
     scenario = LoadScenario(a.scenario);
     engine = ResolveRunConfig(scenario, AdmissionPolicy::kForecast,
                               a.profile_dir.empty() ? DefaultProfileDir() : a.profile_dir);
@@ -64,7 +84,10 @@ int RunPolicyInit(const InitArgs& a) {
               << " --measure-capacity --json RUN)\n";
     return 2;
   }
-  for (const std::string& input : {a.calibration, a.scenario}) {
+  for (const std::string& input : {a.calibration, a.scenario, a.naive_run}) {
+    if (input.empty()) {
+      continue;
+    }
     if (fs::equivalent(a.out, input, ec)) {
       std::cerr << "--out: " << a.out << " is " << input
                 << ", an input the policy cites: write the policy elsewhere\n";
@@ -109,10 +132,15 @@ int RunPolicyInit(const InitArgs& a) {
   const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
   const std::vector<policy::Finding> findings = PolicyFindings(draft, today);
   std::cout << fmt::format(
-      "wrote {}: mu {:g} req/s ({} bound) from {}, {} fields; check: {}, {} findings (run "
+      "wrote {}: mu {:g} req/s ({} bound) from {}{}, {} fields; check: {}, {} findings (run "
       "spillway policy check {})\n",
-      a.out, in.run.mu_rps, in.run.binding_slo, a.calibration, draft.values.size(),
-      policy::HasError(findings) ? "FAILED" : "ok", findings.size(), a.out);
+      a.out, in.run.mu_rps, in.run.binding_slo, a.calibration,
+      in.naive_fifo ? fmt::format("; wasted under naive FIFO ${:.4f} ({:.1f} engine s over a "
+                                  "{:g} s run) from {}",
+                                  in.naive_fifo->usd, in.naive_fifo->engine_s,
+                                  in.naive_fifo->burst_s, a.naive_run)
+                    : std::string(),
+      draft.values.size(), policy::HasError(findings) ? "FAILED" : "ok", findings.size(), a.out);
   for (const policy::Finding& f : findings) {
     if (f.severity == policy::Severity::kError) {
       std::cout << f.Text() << "\n";
@@ -142,6 +170,11 @@ void AddPolicyInitCommand(CLI::App& policy, int* exit_code) {
   cmd->add_option("--gpu-price-source", a->gpu_price_source,
                   "Where the price comes from (its bound, e.g. a price list and its date)")
       ->needs(price);
+  cmd->add_option("--naive-run", a->naive_run,
+                  "A run summary (sim or bench --json) holding a naive FIFO run (policy "
+                  "unbounded) priced or priceable: cost.wasted_usd_naive_fifo from its engine "
+                  "seconds on not-completed work")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--profile-dir", a->profile_dir, "Directory of profile YAML files");
   cmd->add_flag("--force", a->force, "Replace --out when it exists");
   cmd->callback([a, exit_code] { *exit_code = RunPolicyInit(*a); });

@@ -36,6 +36,7 @@
 #include "commands.h"
 #include "config/config_error.h"
 #include "config/server_config.h"
+#include "invocation.h"
 #include "loadgen/bench_runner.h"
 #include "net/http_get.h"
 #include "net/target.h"
@@ -84,11 +85,6 @@ struct VerifyArgs {
 
 // The tests, in the order they run.
 const std::vector<std::string> kTests = {"baseline", "burst", "storm", "disconnect", "replay"};
-
-std::string NowUtc() {
-  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
-}
 
 // Writes `text` to `path`; throws std::runtime_error.
 void WriteOutput(const fs::path& path, const std::string& text) {
@@ -280,7 +276,7 @@ class Verifier {
   }
 
   void Record(policy::ChecklistItem item) {
-    item.checked_at = NowUtc();
+    item.checked_at = UtcNow();
     for (std::vector<policy::ChecklistItem>* list : {&policy_.cancellation, &policy_.validation}) {
       for (policy::ChecklistItem& slot : *list) {
         if (slot.id == item.id) {

@@ -1,12 +1,10 @@
 // `spillway sim`: the discrete-event simulator over a scenario file.
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -178,13 +176,8 @@ int RunCapacity(const Scenario& sc, const RunConfig& rc, const SimArgs& a, Outpu
       sc.arrival.kind == ArrivalProcess::Kind::kTrace ? "the trace replayed faster or slower"
                                                       : "Poisson arrivals of the scenario's mix");
   if (std::ofstream* out = json->stream()) {
-    const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-    const CapacityProvenance from{a.scenario,
-                                  rc.profile.name,
-                                  std::string(kEmulatedEngineName),
-                                  Invocation(),
-                                  fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now),
-                                  *sc.slo.ttft_s,
+    const CapacityProvenance from{a.scenario,    rc.profile.name, std::string(kEmulatedEngineName),
+                                  Invocation(),  UtcNow(),        *sc.slo.ttft_s,
                                   *sc.slo.tpot_s};
     *out << CapacityToJson(r, from);
     json->Commit();
@@ -298,7 +291,10 @@ int RunSim(SimArgs a) {  // a copy: the scenario's fleet fills the flags not giv
           *out << RecordJson(r, label) << '\n';
         };
       }
+      const std::string started_at = UtcNow();
       runs.push_back(Simulate(sc, rc, opt));
+      runs.back().command = Invocation();
+      runs.back().started_at = started_at;
       if (opt.gateway.has_value() || a.replicas > 1) {
         runs.back().router = router;
       }

@@ -11,8 +11,10 @@
 
 #include "config/config_error.h"
 #include "config/engine_settings.h"
+#include "executor/emulated_executor.h"
 #include "policy/policy.h"
 #include "policy/policy_check.h"
+#include "report/cost.h"
 
 namespace spillway::policy {
 namespace {
@@ -44,11 +46,15 @@ std::string Decision(std::string_view key, const std::string& value, std::string
 std::string Bound(std::string_view key, const std::string& value, std::string_view arithmetic) {
   return Sourced(key, value, "bound", arithmetic);
 }
-std::string Measured(std::string_view key, const std::string& value, const CapacityRun& run) {
+std::string Measured(std::string_view key, const std::string& value, const Measurement& m) {
   return fmt::format(
       "  {}:\n    value: {}\n    measured:\n      run: {}\n      command: {}\n      at: {}\n"
       "      engine: {}\n      profile: {}\n",
-      key, value, Q(run.file), Q(run.command), Q(run.measured_at), Q(run.engine), Q(run.profile));
+      key, value, Q(m.run), Q(m.command), Q(m.at), Q(m.engine), Q(m.profile));
+}
+std::string Measured(std::string_view key, const std::string& value, const CapacityRun& run) {
+  return Measured(key, value,
+                  Measurement{run.file, run.command, run.measured_at, run.engine, run.profile});
 }
 
 std::int32_t DistMax(const TokenDist& d) {
@@ -191,6 +197,48 @@ std::int32_t MaxPromptTokens(const Scenario& s) {
     longest = std::max(longest, DistMax(c.prompt_tokens));
   }
   return longest;
+}
+
+WastedCost NaiveFifoWastedCost(const std::vector<RunSummary>& runs, const std::string& file,
+                               std::optional<double> gpu_hour_usd) {
+  const auto naive = std::find_if(runs.begin(), runs.end(), [](const RunSummary& r) {
+    return r.policy == "unbounded" || r.policy.rfind("unbounded@", 0) == 0;
+  });
+  if (naive == runs.end()) {
+    throw config::ConfigError(file +
+                              ": holds no run of policy unbounded (the naive FIFO queue: "
+                              "spillway sim or bench with --policy unbounded)");
+  }
+  const RunSummary& r = *naive;
+  if (!r.not_completed_engine_s) {
+    throw config::ConfigError(file + ": run " + r.policy +
+                              ": its engine seconds on not-completed work were not measured "
+                              "(bench reads them from the server's /metrics)");
+  }
+  const std::optional<double> price = gpu_hour_usd ? gpu_hour_usd : r.gpu_hour_usd;
+  if (!price || *price <= 0) {
+    throw config::ConfigError(file + ": run " + r.policy +
+                              ": no GPU price (run it with --gpu-price-from or "
+                              "--gpu-hour-usd, or give policy init --gpu-hour-usd)");
+  }
+  if (r.command.empty() || r.started_at.empty()) {
+    throw config::ConfigError(file + ": run " + r.policy +
+                              ": does not say its command and start (written before runs "
+                              "recorded them): run it again");
+  }
+  WastedCost out;
+  out.engine_s = *r.not_completed_engine_s;
+  out.usd = UsdOf(out.engine_s, *price);
+  out.burst_s = r.duration_s;
+  out.evidence.run = file;
+  out.evidence.command = r.command;
+  out.evidence.at = r.started_at;
+  // A simulated run names its profile; a run measured from outside knows neither.
+  if (r.source == "sim") {
+    out.evidence.engine = std::string(kEmulatedEngineName);
+    out.evidence.profile = r.profile;
+  }
+  return out;
 }
 
 std::string InitPolicyYaml(const InitInputs& in) {
@@ -339,6 +387,9 @@ std::string InitPolicyYaml(const InitInputs& in) {
                   fmt::format("not set: the price you pay per {} hour (policy init "
                               "--gpu-hour-usd)",
                               p.gpu));
+  }
+  if (in.naive_fifo) {
+    y += Measured("wasted_usd_naive_fifo", Figure(in.naive_fifo->usd), in.naive_fifo->evidence);
   }
 
   y += "\nvalidation:\n";

@@ -132,6 +132,10 @@ struct TtftCalibrationBin {
 
 struct RunSummary {
   std::string source;  ///< "sim" or "bench"
+  /// The command line that made the run and when it began (UTC, "YYYY-MM-DDThh:mm:ssZ"): a
+  /// measurement's evidence (a policy cites them). In the JSON only when set.
+  std::string command;
+  std::string started_at;
   std::string scenario;
   std::string policy;
   std::string profile;

@@ -108,6 +108,12 @@ json::object ToValue(const RunSummary& s) {
   o["scenario"] = s.scenario;
   o["policy"] = s.policy;
   o["profile"] = s.profile;
+  if (!s.command.empty()) {
+    o["command"] = s.command;
+  }
+  if (!s.started_at.empty()) {
+    o["started_at"] = s.started_at;
+  }
   o["seed"] = s.seed;
   o["replicas"] = s.replicas;
   if (!s.router.empty()) {

@@ -192,6 +192,8 @@ void ReadIdentity(const Fields& run, RunSummary* s) {
   s->scenario = run.String("scenario");
   s->policy = run.String("policy", Need::kRequired);
   s->profile = run.String("profile");
+  s->command = run.String("command");
+  s->started_at = run.String("started_at");
   s->seed = static_cast<std::uint64_t>(run.Integer("seed", Need::kOptional));
   s->replicas = static_cast<std::int32_t>(run.Integer("replicas", Need::kOptional));
   s->router = run.String("router");

@@ -4,6 +4,7 @@
 // profile, and an existing --out.
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include "policy/policy_check.h"
 #include "policy/policy_init.h"
 #include "policy/policy_reader.h"
+#include "report/summary_json.h"
 #include "sim/capacity.h"
 #include "sim/run_config.h"
 
@@ -156,6 +158,94 @@ TEST(PolicyInitTest, TheCommandWritesADraftAndRefusesBadRunsAndAnExistingOut) {
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.output.find("measured on profile seed-a100-7b"), std::string::npos)
       << other.output;
+}
+
+// A naive FIFO run as sim --json writes it: 20 engine seconds on work that did not complete.
+RunSummary NaiveRun(const std::string& policy) {
+  RunSummary r;
+  r.source = "sim";
+  r.policy = policy;
+  r.profile = "seed-a100-7b";
+  r.duration_s = 60;
+  r.not_completed_engine_s = 20;
+  r.gpu_hour_usd = 3.6;
+  r.command = "spillway sim --scenario s.yaml --compare unbounded,predictive --json runs.json";
+  r.started_at = "2026-12-05T13:00:00Z";
+  return r;
+}
+
+TEST(PolicyInitTest, TheWastedCostUnderNaiveFifoIsTheUnboundedRunsNotCompletedEngineTime) {
+  const std::vector<RunSummary> runs = {NaiveRun("predictive"), NaiveRun("unbounded")};
+  // At the run's own price ($3.6/h: $0.001 a second), and at the policy's when init has one.
+  WastedCost w = NaiveFifoWastedCost(runs, "runs.json", std::nullopt);
+  EXPECT_DOUBLE_EQ(w.usd, 0.02);
+  EXPECT_EQ(w.evidence.run, "runs.json");
+  EXPECT_EQ(w.evidence.command, runs[1].command);
+  EXPECT_EQ(w.evidence.at, "2026-12-05T13:00:00Z");
+  EXPECT_EQ(w.evidence.profile, "seed-a100-7b");
+  EXPECT_DOUBLE_EQ(NaiveFifoWastedCost(runs, "runs.json", 7.2).usd, 0.04);
+
+  const auto error = [](std::vector<RunSummary> rs) {
+    try {
+      NaiveFifoWastedCost(rs, "runs.json", std::nullopt);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error({NaiveRun("predictive")}).find("holds no run of policy unbounded"),
+            std::string::npos);
+  RunSummary unmeasured = NaiveRun("unbounded");
+  unmeasured.not_completed_engine_s.reset();  // bench without the server's /metrics
+  EXPECT_NE(error({unmeasured}).find("were not measured"), std::string::npos);
+  RunSummary unpriced = NaiveRun("unbounded@round-robin");
+  unpriced.gpu_hour_usd.reset();
+  EXPECT_NE(error({unpriced}).find("no GPU price"), std::string::npos);
+  RunSummary old = NaiveRun("unbounded");
+  old.command.clear();
+  EXPECT_NE(error({old}).find("does not say its command"), std::string::npos);
+}
+
+TEST(PolicyInitTest, ANaiveRunFillsTheWastedCostAsAMeasurementTheCheckAccepts) {
+  testing_util::TempDir tmp;
+  CapacityResult result;
+  result.mu_rps = 10.34;
+  result.probes = {{10.34, 1.0, 0.99, 0.03, true}, {10.5, 1.0, 1.02, 0.03, false}};
+  const CapacityProvenance from{"scenarios/seed-burst.yaml",
+                                "seed-a100-7b",
+                                "spillway emulated executor",
+                                "spillway sim ...",
+                                "2026-12-05T01:01:00Z",
+                                1.0,
+                                0.035};
+  const std::string run = tmp.Write("capacity.json", CapacityToJson(result, from));
+  const std::string naive = tmp.Write("runs.json", SummaryToJson(NaiveRun("unbounded")));
+  const std::string out = (tmp.path() / "draft.yaml").string();
+  const testing_util::CommandResult r =
+      testing_util::RunCommand({SPILLWAY_BINARY, "policy", "init", "--calibration", run,
+                                "--scenario", kInitSource + "/scenarios/seed-burst.yaml", "--out",
+                                out, "--gpu-hour-usd", "5.12", "--naive-run", naive},
+                               60);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("wasted under naive FIFO $0.0284 (20.0 engine s over a 60 s run)"),
+            std::string::npos)
+      << r.output;
+  const Policy p = ReadPolicyFile(out);
+  const Value* wasted = p.Find("cost.wasted_usd_naive_fifo");
+  ASSERT_NE(wasted, nullptr);
+  EXPECT_NEAR(wasted->number, 20 * 5.12 / 3600, 1e-6);  // at the policy's price
+  EXPECT_EQ(wasted->source.kind, SourceKind::kMeasured);
+  EXPECT_EQ(wasted->source.measured.run, naive);
+  EXPECT_EQ(wasted->source.measured.at, "2026-12-05T13:00:00Z");
+  // A file that is not a run summary is a usage error naming it.
+  const std::string not_runs = tmp.Write("x.json", "[1, 2]\n");
+  const testing_util::CommandResult bad =
+      testing_util::RunCommand({SPILLWAY_BINARY, "policy", "init", "--calibration", run,
+                                "--scenario", kInitSource + "/scenarios/seed-burst.yaml", "--out",
+                                out, "--force", "--naive-run", not_runs},
+                               60);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--naive-run: "), std::string::npos) << bad.output;
 }
 
 }  // namespace
