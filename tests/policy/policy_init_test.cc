@@ -106,18 +106,25 @@ TEST(PolicyInitTest, TheBindingSloIsTheOneTheSlowestFailingProbeBroke) {
   EXPECT_EQ(BindingSlo(r, 1.0, 0.035), "neither");
 }
 
-TEST(PolicyInitTest, TheCommandWritesADraftAndRefusesBadRunsAndAnExistingOut) {
-  const testing_util::TempDir tmp;
+// The reference capacity run (mu 10.34 req/s, TTFT bound) as sim --measure-capacity writes it.
+CapacityResult ReferenceCapacity() {
   CapacityResult result;
   result.mu_rps = 10.34;
   result.probes = {{10.34, 1.0, 0.99, 0.03, true}, {10.5, 1.0, 1.02, 0.03, false}};
-  CapacityProvenance from{"scenarios/seed-burst.yaml",
-                          "seed-a100-7b",
-                          "spillway emulated executor",
-                          "spillway sim ...",
-                          "2026-12-05T01:01:00Z",
-                          1.0,
-                          0.035};
+  return result;
+}
+const CapacityProvenance kReferenceProvenance{"scenarios/seed-burst.yaml",
+                                              "seed-a100-7b",
+                                              "spillway emulated executor",
+                                              "spillway sim ...",
+                                              "2026-12-05T01:01:00Z",
+                                              1.0,
+                                              0.035};
+
+TEST(PolicyInitTest, TheCommandWritesADraftAndRefusesBadRunsAndAnExistingOut) {
+  const testing_util::TempDir tmp;
+  const CapacityResult result = ReferenceCapacity();
+  const CapacityProvenance& from = kReferenceProvenance;
   const std::string run = tmp.Write("capacity.json", CapacityToJson(result, from));
   const std::string out = (tmp.path() / "draft.yaml").string();
   const std::string scenario = kInitSource + "/scenarios/seed-burst.yaml";
@@ -208,17 +215,8 @@ TEST(PolicyInitTest, TheWastedCostUnderNaiveFifoIsTheUnboundedRunsNotCompletedEn
 
 TEST(PolicyInitTest, ANaiveRunFillsTheWastedCostAsAMeasurementTheCheckAccepts) {
   testing_util::TempDir tmp;
-  CapacityResult result;
-  result.mu_rps = 10.34;
-  result.probes = {{10.34, 1.0, 0.99, 0.03, true}, {10.5, 1.0, 1.02, 0.03, false}};
-  const CapacityProvenance from{"scenarios/seed-burst.yaml",
-                                "seed-a100-7b",
-                                "spillway emulated executor",
-                                "spillway sim ...",
-                                "2026-12-05T01:01:00Z",
-                                1.0,
-                                0.035};
-  const std::string run = tmp.Write("capacity.json", CapacityToJson(result, from));
+  const std::string run =
+      tmp.Write("capacity.json", CapacityToJson(ReferenceCapacity(), kReferenceProvenance));
   const std::string naive = tmp.Write("runs.json", SummaryToJson(NaiveRun("unbounded")));
   const std::string out = (tmp.path() / "draft.yaml").string();
   const testing_util::CommandResult r =
