@@ -200,7 +200,8 @@ cat <<'TXT'
    `policy init` fills the lesson's §7 template from step 1's capacity run
    (out/policy/capacity.json: mu and the binding SLO, with the command and time that measured
    them), step 2's live unbounded run (the wasted cost under naive FIFO: its engine seconds on
-   work that never served its client, priced) and the scenario (rates, SLOs, the engine's
+   work that never served its client, priced) and its cascade run (the fallback model and
+   its p95 TTFT), and the scenario (rates, SLOs, the engine's
    flags, the profile's physical figures);
    `policy render` turns it into serve's config; `policy verify` runs the lesson's validation
    checklist against a serve started on that config (baseline at 8 req/s, the 30 req/s burst, a
@@ -212,6 +213,7 @@ $bin policy init --calibration "$out/policy/capacity.json" --scenario scenarios/
   --out "$out/policy/draft.yaml" --force \
   --name "reference (emulated seed-a100-7b behind spillway serve), from make demo's runs" \
   --gpu-hour-usd 5.12 --naive-run "$out/live-unbounded.json" \
+  --cascade-run "$out/live-cascade.json" \
   --gpu-price-source "AWS EC2 p4de.24xlarge on demand, \$40.96/h for 8 A100-80GB (the lesson's §10, 2026-11)" \
   | sed 's/^/   /'
 $bin policy render "$out/policy/draft.yaml" --out "$out/policy" | sed 's/^/   /'

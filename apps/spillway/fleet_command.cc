@@ -28,6 +28,7 @@
 #include "child_process.h"
 #include "commands.h"
 #include "config/config_error.h"
+#include "invocation.h"
 #include "loadgen/bench_runner.h"
 #include "metrics/prometheus_text.h"
 #include "net/http_get.h"
@@ -289,7 +290,10 @@ int RunFleet(const FleetArgs& a) {
       std::cerr << fmt::format("spillway fleet: t = {:.1f} s: {}\n", f.at_s, f.what);
     }
   });
+  const std::string started_at = UtcNow();
   loadgen::BenchResult r = loadgen::RunBench(sc, o);
+  r.summary.command = Invocation();
+  r.summary.started_at = started_at;
   injector.request_stop();
   injector.join();
   const std::string gateway_line = GatewayLine(o.target_url);

@@ -38,20 +38,20 @@ struct InitArgs {
   std::string profile_dir;
   std::optional<double> gpu_hour_usd;
   std::string gpu_price_source;
-  std::string naive_run;  // a run summary holding a naive FIFO (unbounded) run, or ""
+  std::string naive_run;    // a run summary holding a naive FIFO (unbounded) run, or ""
+  std::string cascade_run;  // a run summary holding a run a fallback model served, or ""
   bool force = false;
 };
 
-// The naive FIFO run's wasted cost from --naive-run (report/summary_reader.h reads it).
-policy::WastedCost ReadNaiveRun(const InitArgs& a) {
-  std::ifstream in(a.naive_run);
+// The runs of a run summary given as `flag` (report/summary_reader.h reads them).
+std::vector<RunSummary> ReadRuns(const std::string& path, const char* flag) {
+  std::ifstream in(path);
   std::ostringstream text;
   text << in.rdbuf();
   try {
-    return policy::NaiveFifoWastedCost(ParseRunSummaries(text.str(), a.naive_run), a.naive_run,
-                                       a.gpu_hour_usd);
+    return ParseRunSummaries(text.str(), path);
   } catch (const RunJsonError& e) {
-    throw config::ConfigError(std::string("--naive-run: ") + e.what());
+    throw config::ConfigError(std::string(flag) + ": " + e.what());
   }
 }
 
@@ -68,7 +68,12 @@ int RunPolicyInit(const InitArgs& a) {
   try {
     in.run = policy::ReadCapacityRun(a.calibration);
     if (!a.naive_run.empty()) {
-      in.naive_fifo = ReadNaiveRun(a);
+      in.naive_fifo = policy::NaiveFifoWastedCost(ReadRuns(a.naive_run, "--naive-run"), a.naive_run,
+                                                  a.gpu_hour_usd);
+    }
+    if (!a.cascade_run.empty()) {
+      in.cascade =
+          policy::CascadeFallbackTtft(ReadRuns(a.cascade_run, "--cascade-run"), a.cascade_run);
     }
     scenario = LoadScenario(a.scenario);
     engine = ResolveRunConfig(scenario, AdmissionPolicy::kForecast,
@@ -84,7 +89,7 @@ int RunPolicyInit(const InitArgs& a) {
               << " --measure-capacity --json RUN)\n";
     return 2;
   }
-  for (const std::string& input : {a.calibration, a.scenario, a.naive_run}) {
+  for (const std::string& input : {a.calibration, a.scenario, a.naive_run, a.cascade_run}) {
     if (input.empty()) {
       continue;
     }
@@ -132,7 +137,7 @@ int RunPolicyInit(const InitArgs& a) {
   const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
   const std::vector<policy::Finding> findings = PolicyFindings(draft, today);
   std::cout << fmt::format(
-      "wrote {}: mu {:g} req/s ({} bound) from {}{}, {} fields; check: {}, {} findings (run "
+      "wrote {}: mu {:g} req/s ({} bound) from {}{}{}, {} fields; check: {}, {} findings (run "
       "spillway policy check {})\n",
       a.out, in.run.mu_rps, in.run.binding_slo, a.calibration,
       in.naive_fifo ? fmt::format("; wasted under naive FIFO ${:.4f} ({:.1f} engine s over a "
@@ -140,6 +145,10 @@ int RunPolicyInit(const InitArgs& a) {
                                   in.naive_fifo->usd, in.naive_fifo->engine_s,
                                   in.naive_fifo->burst_s, a.naive_run)
                     : std::string(),
+      in.cascade ? fmt::format("; fallback {} at p95 TTFT {:.0f} ms ({} requests) from {}",
+                               in.cascade->model, in.cascade->ttft_p95_s * 1e3,
+                               in.cascade->completed, a.cascade_run)
+                 : std::string(),
       draft.values.size(), policy::HasError(findings) ? "FAILED" : "ok", findings.size(), a.out);
   for (const policy::Finding& f : findings) {
     if (f.severity == policy::Severity::kError) {
@@ -174,6 +183,10 @@ void AddPolicyInitCommand(CLI::App& policy, int* exit_code) {
                   "A run summary (sim or bench --json) holding a naive FIFO run (policy "
                   "unbounded) priced or priceable: cost.wasted_usd_naive_fifo from its engine "
                   "seconds on not-completed work")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--cascade-run", a->cascade_run,
+                  "A run summary (bench or fleet --json) holding a run a fallback model served "
+                  "(a gateway's cascade): cascade.fallback_model and its p95 TTFT")
       ->check(CLI::ExistingFile);
   cmd->add_option("--profile-dir", a->profile_dir, "Directory of profile YAML files");
   cmd->add_flag("--force", a->force, "Replace --out when it exists");

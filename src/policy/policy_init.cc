@@ -199,48 +199,6 @@ std::int32_t MaxPromptTokens(const Scenario& s) {
   return longest;
 }
 
-WastedCost NaiveFifoWastedCost(const std::vector<RunSummary>& runs, const std::string& file,
-                               std::optional<double> gpu_hour_usd) {
-  const auto naive = std::find_if(runs.begin(), runs.end(), [](const RunSummary& r) {
-    return r.policy == "unbounded" || r.policy.rfind("unbounded@", 0) == 0;
-  });
-  if (naive == runs.end()) {
-    throw config::ConfigError(file +
-                              ": holds no run of policy unbounded (the naive FIFO queue: "
-                              "spillway sim or bench with --policy unbounded)");
-  }
-  const RunSummary& r = *naive;
-  if (!r.not_completed_engine_s) {
-    throw config::ConfigError(file + ": run " + r.policy +
-                              ": its engine seconds on not-completed work were not measured "
-                              "(bench reads them from the server's /metrics)");
-  }
-  const std::optional<double> price = gpu_hour_usd ? gpu_hour_usd : r.gpu_hour_usd;
-  if (!price || *price <= 0) {
-    throw config::ConfigError(file + ": run " + r.policy +
-                              ": no GPU price (run it with --gpu-price-from or "
-                              "--gpu-hour-usd, or give policy init --gpu-hour-usd)");
-  }
-  if (r.command.empty() || r.started_at.empty()) {
-    throw config::ConfigError(file + ": run " + r.policy +
-                              ": does not say its command and start (written before runs "
-                              "recorded them): run it again");
-  }
-  WastedCost out;
-  out.engine_s = *r.not_completed_engine_s;
-  out.usd = UsdOf(out.engine_s, *price);
-  out.burst_s = r.duration_s;
-  out.evidence.run = file;
-  out.evidence.command = r.command;
-  out.evidence.at = r.started_at;
-  // A simulated run names its profile; a run measured from outside knows neither.
-  if (r.source == "sim") {
-    out.evidence.engine = std::string(kEmulatedEngineName);
-    out.evidence.profile = r.profile;
-  }
-  return out;
-}
-
 std::string InitPolicyYaml(const InitInputs& in) {
   const Scenario& sc = *in.scenario;
   const EngineConfig& e = *in.engine;
@@ -356,6 +314,10 @@ std::string InitPolicyYaml(const InitInputs& in) {
                 "the TTFT SLO; a request still waiting then is dropped at the queue head");
 
   y += "\ncascade:\n";
+  if (in.cascade) {
+    y += "  fallback_model: " + Q(in.cascade->model) + "\n";
+    y += Measured("fallback_ttft_p95_s", Figure(in.cascade->ttft_p95_s), in.cascade->evidence);
+  }
   y +=
       Decision("clamp_max_tokens", "64", "the lesson's quality degradation (max_tokens 256 -> 64)");
 

@@ -12,10 +12,8 @@
 #include <vector>
 
 #include "config/profile.h"
-#include "core/types.h"
 #include "engine/engine_config.h"
-#include "policy/policy.h"
-#include "report/run_summary.h"
+#include "policy/run_evidence.h"
 #include "workload/scenario.h"
 
 namespace spillway::policy {
@@ -38,23 +36,6 @@ struct CapacityRun {
 /// type (a run written before the keys of its provenance existed lacks them: measure again).
 CapacityRun ReadCapacityRun(const std::string& path);
 
-/// The engine time a naive FIFO run spent on work that never served its client in time (the
-/// lesson's §4.1 "wasted cost under naive FIFO"), in dollars, with the run that measured it.
-struct WastedCost {
-  double usd = 0;
-  Seconds engine_s = 0;  ///< the run's not_completed_engine_s
-  Seconds burst_s = 0;   ///< the run's arrival span (duration_s)
-  Measurement evidence;  ///< the run file, its command and start, engine and profile
-};
-
-/// The wasted cost of the naive FIFO run among `runs` (read from `file`): the run whose policy
-/// is `unbounded` (no admission; "unbounded@ROUTER" too), its not-completed engine seconds at
-/// `gpu_hour_usd` (else at the run's own price). Throws config::ConfigError naming `file` when
-/// no run is unbounded, its engine seconds were not measured, no price is known, or the run
-/// does not say its command and start (a summary written before they were recorded).
-WastedCost NaiveFifoWastedCost(const std::vector<RunSummary>& runs, const std::string& file,
-                               std::optional<double> gpu_hour_usd);
-
 struct InitInputs {
   CapacityRun run;
   const Scenario* scenario = nullptr;  ///< the workload (non-null)
@@ -66,6 +47,7 @@ struct InitInputs {
   std::optional<double> gpu_hour_usd;    ///< the GPU's price, $/h
   std::string gpu_price_source;          ///< where the price comes from (its bound)
   std::optional<WastedCost> naive_fifo;  ///< cost.wasted_usd_naive_fifo, when measured
+  std::optional<FallbackTtft> cascade;   ///< cascade.fallback_model and its TTFT, when measured
 };
 
 /// The draft as YAML (docs/policy.md's format), readable by ReadPolicyString; `policy check`

@@ -174,6 +174,9 @@ void RunRecorder::OnRequestDone(const RequestOutcome& o, std::string_view class_
   if (!o.served_model.empty()) {
     ServedModelSummary& m = s_.served_model[std::string(o.served_model)];
     ++m.completed;
+    if (o.first_token_s != kNever) {
+      served_ttft_[std::string(o.served_model)].push_back(o.first_token_s - o.sent_s);
+    }
     m.good += good ? 1 : 0;
     m.phase_goodput_rps.resize(s_.phases.size());
     if (good && phase != nullptr) {
@@ -267,6 +270,9 @@ RunSummary RunRecorder::Finish(double duration_s, double makespan_s) {
     for (auto& [model, m] : s_.served_model) {
       m.phase_goodput_rps[i] = len > 0 ? m.phase_goodput_rps[i] / len : 0;  // counts to rates
     }
+  }
+  for (auto& [model, ttft] : served_ttft_) {
+    s_.served_model[model].ttft_s = Summarize(ttft);
   }
   for (auto& [name, c] : classes_) {
     c.summary.ttft_s = Summarize(c.ttft);

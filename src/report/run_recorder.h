@@ -123,6 +123,7 @@ class RunRecorder {
   std::vector<QueueSpan> queue_spans_;
   std::vector<RetryAfterSample> retry_afters_;
   std::map<std::string, ClassRecord, std::less<>> classes_;
+  std::map<std::string, std::vector<double>, std::less<>> served_ttft_;  ///< by served model
   LogHistogram itl_;
   std::int64_t failed_without_first_token_ = 0;  ///< for RunSummary::ttft_objective_s
 };

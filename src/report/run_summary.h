@@ -86,6 +86,9 @@ struct ServedModelSummary {
   std::int64_t good = 0;
   /// Per phase (as RunSummary::phases): its good requests sent in the phase / phase length.
   std::vector<double> phase_goodput_rps;
+  /// TTFT of the requests it completed, seconds (a cascade's fallback TTFT; zeros in a run
+  /// written before it was recorded).
+  Percentiles ttft_s;
 };
 
 /// Per-request SLOs; a request is good when it completes within every one given.

@@ -203,8 +203,10 @@ json::object ToValue(const RunSummary& s) {
     for (const double r : m.phase_goodput_rps) {
       phases.push_back(r);
     }
-    served[model] = json::object{
-        {"completed", m.completed}, {"good", m.good}, {"phase_goodput_rps", std::move(phases)}};
+    served[model] = json::object{{"completed", m.completed},
+                                 {"good", m.good},
+                                 {"phase_goodput_rps", std::move(phases)},
+                                 {"ttft_s", PercentilesJson(m.ttft_s)}};
   }
   o["served_model"] = std::move(served);
   o["timeseries"] = TimeseriesJson(s.timeseries);

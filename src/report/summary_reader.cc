@@ -363,6 +363,7 @@ void ReadServedModels(const Fields& run, RunSummary* s) {
         out.phase_goodput_rps.push_back(v.to_number<double>());
       }
     }
+    out.ttft_s = ReadPercentiles(m, "ttft_s", Need::kOptional);
     s->served_model[model] = std::move(out);
   }
 }

@@ -15,6 +15,7 @@
 #include "policy/policy_check.h"
 #include "policy/policy_init.h"
 #include "policy/policy_reader.h"
+#include "policy/policy_test_util.h"
 #include "report/summary_json.h"
 #include "sim/capacity.h"
 #include "sim/run_config.h"
@@ -167,53 +168,8 @@ TEST(PolicyInitTest, TheCommandWritesADraftAndRefusesBadRunsAndAnExistingOut) {
       << other.output;
 }
 
-// A naive FIFO run as sim --json writes it: 20 engine seconds on work that did not complete.
-RunSummary NaiveRun(const std::string& policy) {
-  RunSummary r;
-  r.source = "sim";
-  r.policy = policy;
-  r.profile = "seed-a100-7b";
-  r.duration_s = 60;
-  r.not_completed_engine_s = 20;
-  r.gpu_hour_usd = 3.6;
-  r.command = "spillway sim --scenario s.yaml --compare unbounded,predictive --json runs.json";
-  r.started_at = "2026-12-05T13:00:00Z";
-  return r;
-}
-
-TEST(PolicyInitTest, TheWastedCostUnderNaiveFifoIsTheUnboundedRunsNotCompletedEngineTime) {
-  const std::vector<RunSummary> runs = {NaiveRun("predictive"), NaiveRun("unbounded")};
-  // At the run's own price ($3.6/h: $0.001 a second), and at the policy's when init has one.
-  WastedCost w = NaiveFifoWastedCost(runs, "runs.json", std::nullopt);
-  EXPECT_DOUBLE_EQ(w.usd, 0.02);
-  EXPECT_EQ(w.evidence.run, "runs.json");
-  EXPECT_EQ(w.evidence.command, runs[1].command);
-  EXPECT_EQ(w.evidence.at, "2026-12-05T13:00:00Z");
-  EXPECT_EQ(w.evidence.profile, "seed-a100-7b");
-  EXPECT_DOUBLE_EQ(NaiveFifoWastedCost(runs, "runs.json", 7.2).usd, 0.04);
-
-  const auto error = [](std::vector<RunSummary> rs) {
-    try {
-      NaiveFifoWastedCost(rs, "runs.json", std::nullopt);
-    } catch (const config::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  EXPECT_NE(error({NaiveRun("predictive")}).find("holds no run of policy unbounded"),
-            std::string::npos);
-  RunSummary unmeasured = NaiveRun("unbounded");
-  unmeasured.not_completed_engine_s.reset();  // bench without the server's /metrics
-  EXPECT_NE(error({unmeasured}).find("were not measured"), std::string::npos);
-  RunSummary unpriced = NaiveRun("unbounded@round-robin");
-  unpriced.gpu_hour_usd.reset();
-  EXPECT_NE(error({unpriced}).find("no GPU price"), std::string::npos);
-  RunSummary old = NaiveRun("unbounded");
-  old.command.clear();
-  EXPECT_NE(error({old}).find("does not say its command"), std::string::npos);
-}
-
 TEST(PolicyInitTest, ANaiveRunFillsTheWastedCostAsAMeasurementTheCheckAccepts) {
+  using policy_test::NaiveRun;
   testing_util::TempDir tmp;
   const std::string run =
       tmp.Write("capacity.json", CapacityToJson(ReferenceCapacity(), kReferenceProvenance));

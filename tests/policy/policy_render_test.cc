@@ -38,7 +38,8 @@ TEST(PolicyRenderTest, TheMarkdownPageGivesEachValueItsSourceAndTheDerivedFigure
         "| Goodput page floor | 9.306 req/s |",
         "| Queue ingress deadline | 1.0 s | decision: the TTFT SLO;",
         "## Validation checklist\n\n- [ ] Replica baseline measured",
-        "| Model cascade: fallback model | (not given) |  |"}) {
+        "| Measured fallback TTFT | 0.0162 s | measured 2026-12-05T13:36:20Z: `spillway fleet",
+        "| Quality delta on the eval set | (not given) |  |"}) {
     EXPECT_NE(md.find(expected), std::string::npos) << expected << "\n---\n" << md;
   }
 }

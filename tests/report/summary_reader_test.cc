@@ -82,6 +82,8 @@ TEST(SummaryReaderTest, ReadsBackWhatSummaryToJsonWrites) {
   EXPECT_EQ(r.served_model.at("small").good, 1);
   EXPECT_EQ(r.served_model.at("small").phase_goodput_rps, (std::vector<double>{0.5, 0}))
       << "one good request sent in the first 2 s phase";
+  EXPECT_DOUBLE_EQ(r.served_model.at("small").ttft_s.p95, 0.3);  // sent 0.5, first token 0.8
+  EXPECT_EQ(r.served_model.at("small").ttft_s.count, 1);
 }
 
 TEST(SummaryReaderTest, TheTtftCalibrationRoundTrips) {
