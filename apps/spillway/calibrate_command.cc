@@ -25,6 +25,7 @@
 #include "calibrate/point_plans.h"
 #include "calibrate/points_file.h"
 #include "calibrate/profile_fit.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "config/config_error.h"
 #include "config/engine_settings.h"
@@ -324,6 +325,16 @@ std::string OutError(const std::string& out) {
 int PointsFromFile(const CalibrateArgs& a, const calibrate::PointsFile& file, const Profile& base,
                    const EngineConfig& engine, CalibrationRecord* record,
                    calibrate::PointPlans* plans) {
+  for (std::size_t k = 0; k < file.points.decode.size(); ++k) {
+    if (file.points.decode[k].concurrency > record->engine.max_num_seqs) {
+      std::cerr << fmt::format(
+          "{}: decode[{}]: {} streams, more than the planned engine's max_num_seqs ({}, from "
+          "{}): its gaps are not one batch's step\n",
+          a.points, k, file.points.decode[k].concurrency, record->engine.max_num_seqs,
+          record->engine.source);
+      return 2;
+    }
+  }
   record->points = file.points;
   record->from_points_file = true;
   record->engine_name = file.engine;
@@ -538,7 +549,7 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
                          "they were measured on");
   points->check(CLI::ExistingFile);
   source->require_option(1);
-  cmd->add_option("--out", a->out, "The profile YAML to write")->required();
+  cmd->add_option("--out", a->out, "The profile YAML to write")->required()->check(kNonEmptyPath);
   cmd->add_option("--profile", a->profile,
                   "The base profile (name or path): its hardware and model figures are kept")
       ->capture_default_str();
@@ -595,7 +606,8 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   // A live measurement's flags mean nothing for points read from a file: refused, not ignored.
   for (const char* live :
        {"--max-prompt-tokens", "--max-batch", "--tpot-slo-s", "--samples", "--decode-prompt-tokens",
-        "--decode-output-tokens", "--request-timeout-s", "--check-s", "--model", "--api-key"}) {
+        "--decode-output-tokens", "--request-timeout-s", "--check-s", "--model", "--api-key",
+        "--policy"}) {
     cmd->get_option(live)->excludes(points);
   }
   cmd->callback([a, exit_code] { *exit_code = RunCalibrate(*a); });

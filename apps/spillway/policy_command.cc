@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "output_file.h"
 #include "policy/alert_rules.h"
@@ -32,10 +33,17 @@ std::optional<policy::Policy> ReadOrSay(const std::string& path) {
     return policy::ReadPolicyFile(path);
   } catch (const config::ConfigError& e) {
     std::cerr << e.what() << "\n"
-              << path << ": FAILED (the file does not read; fix the error above first)\n";
+              << path << ": FAILED (the file does not read; fix the errors above first)\n";
     return std::nullopt;
   }
 }
+
+// A --today: a date YYYY-MM-DD (not "": that would be the clock's, silently).
+const CLI::Validator kDay(
+    [](const std::string& s) {
+      return policy::ParseDay(s) ? std::string() : "must be a date YYYY-MM-DD, got '" + s + "'";
+    },
+    "YYYY-MM-DD");
 
 struct PolicyCheckArgs {
   std::string file;
@@ -87,6 +95,10 @@ struct PolicyAlertsArgs {
 };
 
 int RunPolicyAlerts(const PolicyAlertsArgs& a) {
+  if (OutputFile::SameFile(a.out, a.file)) {
+    std::cerr << "--out: " << a.out << " is the policy it reads: write the rules elsewhere\n";
+    return 2;
+  }
   std::optional<OutputFile> out;
   try {
     out.emplace(a.out, "--out");
@@ -133,7 +145,15 @@ int RunPolicyRender(const PolicyRenderArgs& a) {
     return 1;
   }
   const policy::RenderContext context{policy::FormatDay(*day), PolicyFindings(*read, *day)};
-  for (const auto& [name, text] : policy::RenderFiles(*read, context)) {
+  const std::vector<policy::RenderedFile> files = policy::RenderFiles(*read, context);
+  for (const auto& [name, text] : files) {
+    if (OutputFile::SameFile((std::filesystem::path(a.out) / name).string(), a.file)) {
+      std::cerr << "--out: " << a.out << " would replace the policy it reads (" << name
+                << "): render it elsewhere\n";
+      return 2;
+    }
+  }
+  for (const auto& [name, text] : files) {
     const std::string path = (std::filesystem::path(a.out) / name).string();
     try {
       OutputFile out(path, "--out");
@@ -163,7 +183,8 @@ void AddPolicyCommand(CLI::App& app, int* exit_code) {
       "check", "Check a policy file: sources, freshness, timeout hierarchy, consistency");
   cmd->add_option("FILE", check->file, "The policy YAML")->required()->check(CLI::ExistingFile);
   cmd->add_option("--today", check->today,
-                  "Judge freshness as of this UTC date, YYYY-MM-DD (default: the clock's)");
+                  "Judge freshness as of this UTC date, YYYY-MM-DD (default: the clock's)")
+      ->check(kDay);
   cmd->callback([check, exit_code] { *exit_code = RunPolicyCheck(*check); });
 
   auto alerts = std::make_shared<PolicyAlertsArgs>();
@@ -171,7 +192,8 @@ void AddPolicyCommand(CLI::App& app, int* exit_code) {
       "alerts", "Write Prometheus alerting rules from the policy's observability thresholds");
   rules->add_option("FILE", alerts->file, "The policy YAML")->required()->check(CLI::ExistingFile);
   rules->add_option("--out", alerts->out, "The rules file to write (check with promtool)")
-      ->required();
+      ->required()
+      ->check(kNonEmptyPath);
   rules->callback([alerts, exit_code] { *exit_code = RunPolicyAlerts(*alerts); });
 
   auto render = std::make_shared<PolicyRenderArgs>();
@@ -181,9 +203,11 @@ void AddPolicyCommand(CLI::App& app, int* exit_code) {
                              "(serve.yaml) and a Grafana dashboard (grafana-dashboard.json)");
   page->add_option("FILE", render->file, "The policy YAML")->required()->check(CLI::ExistingFile);
   page->add_option("--out", render->out, "The directory to write into (created if missing)")
-      ->required();
+      ->required()
+      ->check(kNonEmptyPath);
   page->add_option("--today", render->today,
-                   "The date of the rendering and of its check, YYYY-MM-DD (default: the clock's)");
+                   "The date of the rendering and of its check, YYYY-MM-DD (default: the clock's)")
+      ->check(kDay);
   page->callback([render, exit_code] { *exit_code = RunPolicyRender(*render); });
 
   AddPolicyInitCommand(*policy, exit_code);

@@ -6,18 +6,18 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "admission/admission.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "config/config_error.h"
+#include "config/text_file.h"
 #include "output_file.h"
 #include "policy/policy_check.h"
 #include "policy/policy_init.h"
@@ -45,11 +45,8 @@ struct InitArgs {
 
 // The runs of a run summary given as `flag` (report/summary_reader.h reads them).
 std::vector<RunSummary> ReadRuns(const std::string& path, const char* flag) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
   try {
-    return ParseRunSummaries(text.str(), path);
+    return ParseRunSummaries(config::ReadInputFile(path), path);
   } catch (const RunJsonError& e) {
     throw config::ConfigError(std::string(flag) + ": " + e.what());
   }
@@ -171,7 +168,7 @@ void AddPolicyInitCommand(CLI::App& policy, int* exit_code) {
   cmd->add_option("--scenario", a->scenario, "The workload scenario")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", a->out, "The policy file to write")->required();
+  cmd->add_option("--out", a->out, "The policy file to write")->required()->check(kNonEmptyPath);
   cmd->add_option("--name", a->name, "policy.name (default: from the profile and engine)");
   CLI::Option* price = cmd->add_option("--gpu-hour-usd", a->gpu_hour_usd,
                                        "The GPU's price, $ per hour (default: 0, marked not set)")

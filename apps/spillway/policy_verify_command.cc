@@ -33,6 +33,7 @@
 #include <boost/json.hpp>
 
 #include "admission/admission.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "config/config_error.h"
 #include "config/server_config.h"
@@ -585,7 +586,8 @@ void AddPolicyVerifyCommand(CLI::App& policy, int* exit_code) {
                   "The deployment's OpenAI-compatible base URL (an engine or a gateway)")
       ->required();
   cmd->add_option("--out", a->out, "Directory for policy.yaml, its page and the runs")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonEmptyPath);
   cmd->add_option("--scenario", a->scenario,
                   "The workload scenario (default: the policy's workload.scenario)")
       ->check(CLI::ExistingFile);
@@ -594,19 +596,20 @@ void AddPolicyVerifyCommand(CLI::App& policy, int* exit_code) {
   cmd->add_option("--metrics-url", a->metrics_urls,
                   "The engines' base URLs whose /metrics to read (behind a gateway); repeatable");
   cmd->add_option("--baseline-s", a->baseline_s, "Length of the replica baseline, seconds")
-      ->check(CLI::Range(1.0, 3600.0))
+      ->check(FiniteIn(1.0, 3600.0, /*lo_open=*/false))
       ->capture_default_str();
   cmd->add_option("--burst-s", a->burst_s,
                   "Length of the burst, seconds (at most workload.burst_duration_s)")
-      ->check(CLI::Range(1.0, 3600.0))
+      ->check(FiniteIn(1.0, 3600.0, /*lo_open=*/false))
       ->capture_default_str();
   cmd->add_option("--replay-s", a->replay_s, "The replay's arrival span at most, seconds")
-      ->check(CLI::Range(1.0, 86400.0))
+      ->check(FiniteIn(1.0, 86400.0, /*lo_open=*/false))
       ->capture_default_str();
   cmd->add_option("--only", a->only,
                   "Run only these tests (baseline, burst, storm, disconnect, replay; "
                   "comma-separated); the other items keep their verdicts")
       ->delimiter(',')
+      ->allow_extra_args(false)
       ->check(CLI::IsMember(kTests));
   cmd->add_flag("--no-progress", a->no_progress, "No progress line, even on a terminal");
   cmd->callback([a, exit_code] { *exit_code = RunPolicyVerify(*a); });

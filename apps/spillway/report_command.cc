@@ -12,6 +12,8 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "config/config_error.h"
+#include "config/text_file.h"
 #include "report/gnuplot_charts.h"
 #include "report/html_page.h"
 #include "report/run_labels.h"
@@ -39,17 +41,11 @@ struct LoadedRuns {
 };
 
 std::string ReadInput(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    throw RunJsonError(path + ": is a directory, not a run JSON file");
+  try {
+    return config::ReadInputFile(path);
+  } catch (const config::ConfigError& e) {
+    throw RunJsonError(e.what());
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw RunJsonError(path + ": cannot read: " + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 LoadedRuns LoadRuns(const std::vector<std::string>& inputs) {

@@ -1,5 +1,6 @@
 #include "calibrate/points_file.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -44,6 +45,11 @@ BurstPoint ReadBurst(const Field& f) {
   b.output_tokens = Tokens(f["output_tokens"], 0);
   if (b.prompt_tokens.empty()) {
     f["prompt_tokens"].FailSaying("must list at least one request");
+  }
+  if (std::none_of(b.output_tokens.begin(), b.output_tokens.end(),
+                   [](std::int32_t n) { return n >= 2; })) {
+    f["output_tokens"].FailSaying(
+        "must have a request of 2 tokens or more (a median TPOT needs a gap between tokens)");
   }
   if (b.duration_s < b.ttft_median_s) {
     f["duration_s"].Fail("must be at least ttft_median_s (the run outlasts its first tokens)");
@@ -105,6 +111,12 @@ PointsFile LoadPointsFile(const std::string& path) {
       f["concurrency"].Fail("must be at most engine.max_num_seqs, " +
                             std::to_string(*out.settings.max_num_seqs) +
                             " (streams past it queue: their gaps are not one batch's step)");
+    }
+    if (f["context_tokens"].present() &&
+        IntIn(f["context_tokens"], 1) <= p.decode_output_tokens / 2) {
+      f["context_tokens"].Fail("must be more than decode_output_tokens / 2 (" +
+                               std::to_string(p.decode_output_tokens / 2) +
+                               "): the mean context of streams that generate that many");
     }
     p.decode.push_back({IntIn(f["concurrency"], 1),
                         f["context_tokens"].present() ? IntIn(f["context_tokens"], 1) : 0,

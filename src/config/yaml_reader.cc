@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <yaml-cpp/eventhandler.h>
+
+#include "config/text_file.h"
 
 namespace spillway::config {
 namespace {
@@ -73,31 +74,7 @@ std::size_t CountDocuments(const std::string& text, const std::string& origin) {
 
 }  // namespace
 
-Field Field::LoadFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path + ": is a directory, not a YAML file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw ConfigError(path + ": cannot open file");
-  }
-  // Read until the end or past the cap: a device such as /dev/zero never ends.
-  std::string text;
-  char chunk[1 << 16];
-  while (in && text.size() <= kMaxFileBytes) {
-    in.read(chunk, sizeof chunk);
-    text.append(chunk, static_cast<std::size_t>(in.gcount()));
-  }
-  if (text.size() > kMaxFileBytes) {
-    throw ConfigError(path + ": longer than " + std::to_string(kMaxFileBytes >> 20) +
-                      " MiB: not a configuration file");
-  }
-  if (in.bad()) {
-    throw ConfigError(path + ": cannot read file");
-  }
-  return LoadString(text, path);
-}
+Field Field::LoadFile(const std::string& path) { return LoadString(ReadInputFile(path), path); }
 
 Field Field::LoadString(const std::string& text, const std::string& origin) {
   try {

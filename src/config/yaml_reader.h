@@ -21,11 +21,8 @@ namespace spillway::config {
 /// A YAML node plus where it came from. Cheap to copy.
 class Field {
  public:
-  /// The longest file LoadFile reads, bytes (a config, scenario or points file is far shorter).
-  static constexpr std::size_t kMaxFileBytes = std::size_t{64} << 20;
-
   /// Parses `path` (a YAML file). Throws ConfigError naming the file on I/O or syntax errors,
-  /// on a directory, and on a file longer than kMaxFileBytes (a device such as /dev/zero).
+  /// on a directory, and on a file longer than config::kMaxInputFileBytes (text_file.h).
   static Field LoadFile(const std::string& path);
   /// Parses YAML text; `origin` names it in errors (e.g. "<inline>").
   static Field LoadString(const std::string& text, const std::string& origin);

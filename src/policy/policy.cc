@@ -104,7 +104,7 @@ std::vector<FieldSpec> BuildFields() {
              1),
       Number("observability.goodput_for_s", "... for", "s"),
 
-      Number("cost.gpu_hour_usd", "GPU cost", "$/h/GPU", 0, kInf, false),
+      Number("cost.gpu_hour_usd", "GPU cost", "$/h/GPU", 0, 1e6, false),
       Optional(Measured(Number("cost.wasted_usd_naive_fifo", "Wasted cost under naive FIFO", "$", 0,
                                kInf, false))),
       Optional(Number("cost.spillover_usd_per_1k_tokens", "Cloud spillover", "$/1k tokens", 0, kInf,

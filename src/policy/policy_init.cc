@@ -11,6 +11,7 @@
 
 #include "config/config_error.h"
 #include "config/engine_settings.h"
+#include "config/text_file.h"
 #include "executor/emulated_executor.h"
 #include "policy/policy.h"
 #include "policy/policy_check.h"
@@ -140,11 +141,7 @@ std::string StringKey(const json::object& o, std::string_view key, const std::st
 }  // namespace
 
 CapacityRun ReadCapacityRun(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw config::ConfigError(path + ": cannot read");
-  }
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = config::ReadInputFile(path);
   boost::system::error_code ec;
   const json::value doc = json::parse(text, ec);
   if (ec) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <string_view>
 
@@ -146,6 +147,13 @@ std::string_view LabelOf(std::string_view checklist, std::string_view id) {
 
 // Markdown text: pipes (table cells), line breaks and raw HTML escaped. A '>' stays as it is:
 // it opens nothing within a line ("429 -> cascade" reads as written).
+// `text` on one line (a comment or a plain YAML scalar of a rendered config).
+std::string OneLine(std::string text) {
+  std::replace_if(
+      text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return text;
+}
+
 std::string Md(std::string_view text) {
   std::string out;
   for (const char c : text) {
@@ -175,7 +183,7 @@ const Value* NameOf(const Policy& p) { return p.Find("policy.name"); }
 
 std::string RenderMarkdown(const Policy& p, const RenderContext& c) {
   std::string out = fmt::format("# Overload and Failure Policy: {}\n\n",
-                                NameOf(p) != nullptr ? NameOf(p)->text : p.file);
+                                Md(NameOf(p) != nullptr ? NameOf(p)->text : p.file));
   out += fmt::format(
       "Rendered from `{}` on {} by `{}`. Each value names its source: a "
       "measurement (the command that redoes it), a physical bound, or a decision.\n\n",
@@ -279,12 +287,12 @@ std::string RenderHtml(const Policy& p, const RenderContext& c) {
 std::string ServeConfigYaml(const Policy& p) {
   const auto text = [&](std::string_view path) {
     const Value* v = p.Find(path);
-    return v != nullptr ? v->text : std::string();
+    return OneLine(v != nullptr ? v->text : std::string());
   };
   std::string out = fmt::format(
       "# spillway serve --config: the numbers of the policy {}, rendered by `spillway policy "
       "render`.\n# Change the policy and render again; do not edit.\n",
-      p.file);
+      OneLine(p.file));
   out += fmt::format(
       "engine:\n  profile: {}\n  max_num_seqs: {}\n  max_num_batched_tokens: {}\n"
       "  enable_chunked_prefill: {}\n",
@@ -318,13 +326,13 @@ std::string ServeConfigYaml(const Policy& p) {
 std::string GatewayConfigYaml(const Policy& p) {
   const auto text = [&](std::string_view path, std::string_view fallback) {
     const Value* v = p.Find(path);
-    return v != nullptr ? v->text : std::string(fallback);
+    return OneLine(v != nullptr ? v->text : std::string(fallback));
   };
   std::string out = fmt::format(
       "# spillway gateway --config: the numbers of the policy {}, rendered by `spillway policy "
       "render`.\n# Give the engines with --endpoint KIND=URL (or fill pools below); change the "
       "policy and render again.\n",
-      p.file);
+      OneLine(p.file));
   out += fmt::format("router:\n  policy: gateway\n  ttft_slo_s: {}\n", text("slo.ttft_p95_s", "1"));
   out += fmt::format("timeouts:\n  request_timeout_s: {}\n", text("timeouts.gateway_s", "4.5"));
   const Value* cache = p.Find("cascade.exact_cache");
@@ -343,7 +351,7 @@ std::string GatewayConfigYaml(const Policy& p) {
   }
   if (const Value* fallback = p.Find("cascade.fallback_model")) {
     out += fmt::format("#     fallbacks: [{}]\n#   - model: {}\n#     endpoints: [...]\n",
-                       fallback->text, fallback->text);
+                       OneLine(fallback->text), OneLine(fallback->text));
   }
   out += fmt::format(
       "# api_keys: one per tenant, the policy's token bucket and per-client retry rate, e.g.\n"

@@ -12,8 +12,9 @@ namespace json = boost::json;
 namespace {
 
 // A figure the run may not have measured: null when it did not.
+// null when not measured, or not a number JSON can hold (an overflow: never "Infinity").
 json::value Measured(const std::optional<double>& v) {
-  return v.has_value() ? json::value(*v) : json::value(nullptr);
+  return v.has_value() && std::isfinite(*v) ? json::value(*v) : json::value(nullptr);
 }
 
 json::object PercentilesJson(const Percentiles& p) {

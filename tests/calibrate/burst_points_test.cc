@@ -193,6 +193,25 @@ TEST_F(PointsFileTest, ADecodePointOfMoreStreamsThanTheEngineRanIsAnError) {
       << error;
 }
 
+TEST_F(PointsFileTest, AContextShorterThanTheStreamsOutputOrABurstWithoutATpotIsAnError) {
+  const std::string engine = "engine: {max_num_batched_tokens: 2048, max_num_seqs: 8}\n";
+  const std::string prefill =
+      "prefill: [{prompt_tokens: 16, ttft_s: 0.01}, {prompt_tokens: 32, ttft_s: 0.02}]\n";
+  // decode_output_tokens 64: a mean context of 32 or less is no prompt at all.
+  EXPECT_NE(
+      ErrorOf(engine + prefill + "decode: [{concurrency: 1, context_tokens: 32, itl_s: 0.01}]\n")
+          .find("decode[0].context_tokens: must be more than decode_output_tokens / 2 (32)"),
+      std::string::npos);
+  EXPECT_EQ(
+      ErrorOf(engine + prefill + "decode: [{concurrency: 1, context_tokens: 33, itl_s: 0.01}]\n"),
+      "");
+  // No request of 2 tokens or more: no gap between tokens for the median TPOT to measure.
+  EXPECT_NE(ErrorOf(engine + "bursts:\n  - {ttft_median_s: 0.1, tpot_median_s: 0.01, "
+                             "duration_s: 5, prompt_tokens: [10, 20], output_tokens: [0, 1]}\n")
+                .find("bursts[0].output_tokens: must have a request of 2 tokens or more"),
+            std::string::npos);
+}
+
 TEST(PointPlansTest, ADecodePointsContextSetsItsStreamsPrompt) {
   // Without context_tokens the streams' prompt is decode_prompt_tokens (32); with 1,032 their
   // decode's middle is at 1,032 tokens: a prompt of 1,000 and 64 generated.

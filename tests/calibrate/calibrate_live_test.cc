@@ -140,6 +140,19 @@ TEST(CalibrateCommandTest, APointsFileIsFittedWithoutTheLiveRunsKeysAndRefusesIt
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--samples excludes --points"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out));
+  // --max-num-seqs below a decode point's streams: they would queue, not be one batch.
+  const std::string eight = (tmp.path() / "eight.yaml").string();
+  std::ofstream(eight) << "engine: {max_num_batched_tokens: 2048, max_num_seqs: 16}\n"
+                          "prefill: [{prompt_tokens: 16, ttft_s: 0.02}, {prompt_tokens: 512, "
+                          "ttft_s: 0.06}]\ndecode: [{concurrency: 8, itl_s: 0.02}]\n";
+  r = RunCommand({SPILLWAY_BINARY, "calibrate", "--points", eight, "--out", out, "--max-num-seqs",
+                  "4", "--profile-dir", kCalibrateSource + "/profiles"},
+                 60);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("decode[0]: 8 streams, more than the planned engine's max_num_seqs (4"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
   r = RunCommand({SPILLWAY_BINARY, "calibrate", "--points", points, "--out", out, "--profile",
                   "a100-llama3-8b", "--profile-dir", kCalibrateSource + "/profiles"},
                  120);

@@ -64,10 +64,10 @@ TEST(YamlErrorsTest, MissingFileIsNamed) {
 TEST(YamlErrorsTest, ADirectoryOrAFileWithoutEndIsRefusedNotRead) {
   const TempDir dir;
   EXPECT_EQ(ErrorOf([&] { Field::LoadFile(dir.path().string()); }),
-            dir.path().string() + ": is a directory, not a YAML file");
+            dir.path().string() + ": is a directory, not a file");
   // /dev/zero never ends: read past the cap and refused, not read until memory runs out.
   EXPECT_EQ(ErrorOf([] { Field::LoadFile("/dev/zero"); }),
-            "/dev/zero: longer than 64 MiB: not a configuration file");
+            "/dev/zero: longer than 64 MiB: not an input of Spillway's");
 }
 
 TEST(YamlErrorsTest, SyntaxErrorNamesFileAndLine) {

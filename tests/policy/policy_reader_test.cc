@@ -91,6 +91,11 @@ TEST(PolicyReaderTest, StructuralErrorsNameFileLineAndField) {
             std::string::npos)
       << ErrorOf(range);
 
+  std::string price = yaml;  // past what --gpu-hour-usd takes: a price would overflow a cost
+  price.replace(price.find("gpu_hour_usd: 5.12"), 18, "gpu_hour_usd: 1e308");
+  EXPECT_NE(ErrorOf(price).find("cost.gpu_hour_usd: must be in [0, 1000000]"), std::string::npos)
+      << ErrorOf(price);
+
   std::string word = yaml;
   word.replace(word.find("binding_slo: ttft"), 17, "binding_slo: ttfb");
   EXPECT_NE(ErrorOf(word).find("capacity.binding_slo: must be one of ttft, tpot, neither"),

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include "common/run_command.h"
 #include "common/text_file.h"
@@ -85,6 +86,19 @@ TEST(PolicyRenderTest, TheServeConfigReadsBackWithThePolicysNumbers) {
   EXPECT_EQ(c.engine.request_timeout_s, 4.5);
   EXPECT_EQ(c.client_timeout_s, 5.0);
   server::ValidateServerConfig(c, "serve.yaml");  // the timeout hierarchy serve checks
+}
+
+TEST(PolicyRenderTest, ANameWithANewlineStaysOnItsLineInEveryRenderedFile) {
+  std::string yaml = testing_util::ReadTextFile(kRenderPolicy);
+  const std::size_t at = yaml.find("  name: meta-llama/Llama-2-7b-chat-hf");
+  yaml.replace(at, yaml.find('\n', at) - at, "  name: \"llama\\ncache: {max_entries: 1}\"");
+  const Policy p = ReadPolicyString(yaml, "p.yaml");
+  const std::string gateway = GatewayConfigYaml(p);
+  EXPECT_NE(gateway.find("# pools: the engines of llama cache: {max_entries: 1}"),
+            std::string::npos)
+      << gateway;
+  EXPECT_EQ(YAML::Load(gateway)["cache"]["max_entries"].as<int>(), 10000) << "the policy's own";
+  EXPECT_FALSE(YAML::Load(ServeConfigYaml(p))["cache"].IsDefined());
 }
 
 TEST(PolicyRenderTest, TheGatewayConfigReadsBackWithThePolicysNumbers) {

@@ -115,7 +115,7 @@ TEST_F(ReportCommandTest, BadInputsExitTwoNamingTheFileAndKey) {
   const std::string empty = dir_.Write("empty.json", "[]");
   const std::string out = (dir_.path() / "out").string();
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {missing, missing + ": cannot read: No such file or directory"},
+      {missing, missing + ": cannot open file"},
       {invalid, invalid + ": invalid JSON at line 1, column 12"},
       {no_key, no_key + ": key 'offered': missing"},
       {empty, empty + ": an empty array: no run to report"},
