@@ -17,7 +17,6 @@
 #include "cli_checks.h"
 #include "commands.h"
 #include "config/config_error.h"
-#include "config/text_file.h"
 #include "output_file.h"
 #include "policy/policy_check.h"
 #include "policy/policy_init.h"
@@ -43,10 +42,10 @@ struct InitArgs {
   bool force = false;
 };
 
-// The runs of a run summary given as `flag` (report/summary_reader.h reads them).
+// The runs of the run summary given as `flag`.
 std::vector<RunSummary> ReadRuns(const std::string& path, const char* flag) {
   try {
-    return ParseRunSummaries(config::ReadInputFile(path), path);
+    return ReadRunSummaries(path);
   } catch (const RunJsonError& e) {
     throw config::ConfigError(std::string(flag) + ": " + e.what());
   }

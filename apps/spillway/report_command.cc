@@ -12,8 +12,6 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
-#include "config/config_error.h"
-#include "config/text_file.h"
 #include "report/gnuplot_charts.h"
 #include "report/html_page.h"
 #include "report/run_labels.h"
@@ -40,18 +38,10 @@ struct LoadedRuns {
   std::vector<std::string> files;
 };
 
-std::string ReadInput(const std::string& path) {
-  try {
-    return config::ReadInputFile(path);
-  } catch (const config::ConfigError& e) {
-    throw RunJsonError(e.what());
-  }
-}
-
 LoadedRuns LoadRuns(const std::vector<std::string>& inputs) {
   LoadedRuns loaded;
   for (const std::string& path : inputs) {
-    for (RunSummary& run : ParseRunSummaries(ReadInput(path), path)) {
+    for (RunSummary& run : ReadRunSummaries(path)) {
       loaded.runs.push_back(std::move(run));
       loaded.files.push_back(path);
     }

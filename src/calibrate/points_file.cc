@@ -107,20 +107,19 @@ PointsFile LoadPointsFile(const std::string& path) {
   }
   for (const Field& f : items(root["decode"])) {
     f.RequireKnownKeys({"concurrency", "context_tokens", "itl_s", "samples"});
-    if (IntIn(f["concurrency"], 1) > *out.settings.max_num_seqs) {
+    const std::int32_t concurrency = IntIn(f["concurrency"], 1);
+    if (concurrency > *out.settings.max_num_seqs) {
       f["concurrency"].Fail("must be at most engine.max_num_seqs, " +
                             std::to_string(*out.settings.max_num_seqs) +
                             " (streams past it queue: their gaps are not one batch's step)");
     }
-    if (f["context_tokens"].present() &&
-        IntIn(f["context_tokens"], 1) <= p.decode_output_tokens / 2) {
+    const std::int32_t context = f["context_tokens"].present() ? IntIn(f["context_tokens"], 1) : 0;
+    if (f["context_tokens"].present() && context <= p.decode_output_tokens / 2) {
       f["context_tokens"].Fail("must be more than decode_output_tokens / 2 (" +
                                std::to_string(p.decode_output_tokens / 2) +
                                "): the mean context of streams that generate that many");
     }
-    p.decode.push_back({IntIn(f["concurrency"], 1),
-                        f["context_tokens"].present() ? IntIn(f["context_tokens"], 1) : 0,
-                        PositiveSeconds(f["itl_s"]),
+    p.decode.push_back({concurrency, context, PositiveSeconds(f["itl_s"]),
                         f["samples"].present() ? IntIn(f["samples"], 1) : 1});
   }
   for (const Field& f : items(root["bursts"])) {

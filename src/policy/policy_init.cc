@@ -4,18 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 
 #include <boost/json.hpp>
 
 #include "config/config_error.h"
 #include "config/engine_settings.h"
 #include "config/text_file.h"
-#include "executor/emulated_executor.h"
 #include "policy/policy.h"
 #include "policy/policy_check.h"
-#include "report/cost.h"
 
 namespace spillway::policy {
 namespace {

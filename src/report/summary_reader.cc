@@ -1,5 +1,8 @@
 #include "report/summary_reader.h"
 
+#include "config/config_error.h"
+#include "config/text_file.h"
+
 #include <fmt/format.h>
 
 #include <boost/json.hpp>
@@ -489,6 +492,16 @@ std::vector<RunSummary> ParseRunSummaries(std::string_view text, std::string_vie
     runs.push_back(ReadRun(a[i], fmt::format("{}: run {} of {}: ", source, i + 1, a.size())));
   }
   return runs;
+}
+
+std::vector<RunSummary> ReadRunSummaries(const std::string& path) {
+  std::string text;
+  try {
+    text = config::ReadInputFile(path);
+  } catch (const config::ConfigError& e) {
+    throw RunJsonError(e.what());
+  }
+  return ParseRunSummaries(text, path);
 }
 
 }  // namespace spillway

@@ -34,4 +34,8 @@ class RunJsonError : public std::runtime_error {
 /// Throws RunJsonError on invalid JSON, a missing required key or a value of the wrong type.
 std::vector<RunSummary> ParseRunSummaries(std::string_view text, std::string_view source);
 
+/// The runs of the file at `path` (config::ReadInputFile reads it: a directory, a file that
+/// cannot be read or one past its cap throws too). Throws RunJsonError "PATH: why".
+std::vector<RunSummary> ReadRunSummaries(const std::string& path);
+
 }  // namespace spillway
